@@ -1,0 +1,71 @@
+/**
+ * Configuration, parsed once with zod from command-line flags and POWERPLAN_* variables (flags win).
+ * Nothing else in the code reads process.env.
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { PowerPlanError } from './domain/errors.ts';
+
+const defaultStateDir = (env: NodeJS.ProcessEnv): string => {
+  if (process.platform === 'win32') return join(env.ProgramData ?? 'C:\\ProgramData', 'powerplan');
+  if (process.getuid?.() === 0) return '/var/lib/powerplan';
+  return join(env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'powerplan');
+};
+
+const defaultPowercfg = (env: NodeJS.ProcessEnv): string =>
+  join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'powercfg.exe');
+
+/** A boolean variable: true/false, 1/0, yes/no. */
+export const boolVar = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+export const ConfigSchema = z.object({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65535).default(8750),
+  backend: z.enum(['auto', 'windows', 'linux', 'simulated']).default('auto'),
+  stateDir: z.string().min(1),
+  powercfg: z.string().min(1),
+  codepage: z.coerce.number().int().positive().optional(),
+  sysfsRoot: z.string().min(1).default('/sys'),
+  logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Variable name for each config key; a flag is the kebab-case key (`--state-dir`). */
+const variables: Record<keyof Config, string> = {
+  host: 'POWERPLAN_HOST',
+  port: 'POWERPLAN_PORT',
+  backend: 'POWERPLAN_BACKEND',
+  stateDir: 'POWERPLAN_STATE_DIR',
+  powercfg: 'POWERPLAN_POWERCFG',
+  codepage: 'POWERPLAN_CODEPAGE',
+  sysfsRoot: 'POWERPLAN_SYSFS_ROOT',
+  logLevel: 'POWERPLAN_LOG_LEVEL',
+};
+
+export const configVariables = variables;
+
+export const loadConfig = (
+  env: NodeJS.ProcessEnv = process.env,
+  flags: Partial<Record<keyof Config, string>> = {},
+): Config => {
+  const raw: Record<string, unknown> = {
+    stateDir: defaultStateDir(env),
+    powercfg: defaultPowercfg(env),
+  };
+  for (const [key, name] of Object.entries(variables) as [keyof Config, string][]) {
+    const value = flags[key] ?? env[name];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const key = i.path[0] as keyof Config;
+      return `${variables[key] ?? key}: ${i.message}`;
+    });
+    throw new PowerPlanError('invalid_input', `Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return parsed.data;
+};

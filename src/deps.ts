@@ -1,0 +1,31 @@
+/**
+ * The long-lived dependencies of one service instance, built once in `buildDeps` and handed to
+ * every operation as part of its context. Surfaces never build these themselves.
+ */
+import type { Config } from './config.ts';
+import { Lock } from './lib/lock.ts';
+import { createLogger, type Logger } from './lib/log.ts';
+import { Store } from './lib/store.ts';
+import type { PowerBackend } from './platform/backend.ts';
+import { createBackend } from './platform/detect.ts';
+
+export interface Deps {
+  config: Config;
+  store: Store;
+  backend: PowerBackend;
+  /** Serialises every change of the active plan: set, compare, holds, restore. */
+  planLock: Lock;
+  log: Logger;
+}
+
+export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps => {
+  const store = overrides.store ?? new Store(config.stateDir);
+  const log = overrides.log ?? createLogger(config.logLevel);
+  return {
+    config,
+    store,
+    log,
+    backend: overrides.backend ?? createBackend(config, store),
+    planLock: overrides.planLock ?? new Lock('The power plan'),
+  };
+};

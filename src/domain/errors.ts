@@ -1,0 +1,40 @@
+/**
+ * The one error type of the service. Every layer throws `PowerPlanError` with a code; the surfaces
+ * map the code once (see `surfaces/errors.ts`) to an HTTP status, an MCP `isError` or an exit code.
+ */
+
+export const errorCodes = {
+  invalid_input: { status: 400, title: 'Invalid input' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  not_found: { status: 404, title: 'Not found' },
+  conflict: { status: 409, title: 'Conflict' },
+  busy: { status: 409, title: 'Busy' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported: { status: 422, title: 'Not supported on this system' },
+  os_error: { status: 502, title: 'Operating system command failed' },
+  timeout: { status: 504, title: 'Timed out' },
+  cancelled: { status: 499, title: 'Cancelled' },
+  internal: { status: 500, title: 'Internal error' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export class PowerPlanError extends Error {
+  readonly code: ErrorCode;
+  /** Extra machine-readable facts for the caller (e.g. the available plans). */
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'PowerPlanError';
+    this.code = code;
+    this.details = details;
+  }
+
+  get status(): number {
+    return errorCodes[this.code].status;
+  }
+}
+
+export const isPowerPlanError = (e: unknown): e is PowerPlanError => e instanceof PowerPlanError;

@@ -1,0 +1,92 @@
+/**
+ * The state directory: small JSON documents written atomically (temp file, fsync, rename) and
+ * append-only JSON-lines logs (audit). Names are fixed by the code, never taken from a caller.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { appendFile, open, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { z } from 'zod';
+
+/** Every file the service keeps; a caller can only pick one of these. */
+export type StateFile =
+  | 'simulated-backend.json'
+  | 'benchmarks.json'
+  | 'compare-journal.json'
+  | 'holds.json'
+  | 'desired.json'
+  | 'audit.jsonl';
+
+export class Store {
+  readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = dir;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  path(file: StateFile): string {
+    return join(this.dir, file);
+  }
+
+  /** Reads and validates a JSON document; undefined when absent or unreadable (a torn file is ignored). */
+  async read<T extends z.ZodType>(file: StateFile, schema: T): Promise<z.infer<T> | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.path(file), 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+    try {
+      const parsed = schema.safeParse(JSON.parse(text));
+      return parsed.success ? parsed.data : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Writes a document so that a reader sees either the old or the new content, never a mix. */
+  async write(file: StateFile, value: unknown): Promise<void> {
+    const target = this.path(file);
+    const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const handle = await open(tmp, 'w', 0o600);
+    try {
+      await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, target);
+  }
+
+  async remove(file: StateFile): Promise<void> {
+    await rm(this.path(file), { force: true });
+  }
+
+  /** Appends one JSON line; a single write() of a short line is atomic with O_APPEND. */
+  async append(file: StateFile, record: unknown): Promise<void> {
+    await appendFile(this.path(file), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  }
+
+  /** Reads a JSON-lines log, skipping a torn last line. */
+  async readLines(file: StateFile): Promise<unknown[]> {
+    let text: string;
+    try {
+      text = await readFile(this.path(file), 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+    const out: unknown[] = [];
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        out.push(JSON.parse(line));
+      } catch {
+        // a line cut short by a crash mid-append: skip it
+      }
+    }
+    return out;
+  }
+}

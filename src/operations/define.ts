@@ -1,0 +1,58 @@
+/**
+ * What an operation is: plain data plus a handler. Every surface (REST, MCP, OpenAPI, CLI) is
+ * derived from a list of these; none is written by hand per operation.
+ */
+import type { z } from 'zod';
+import type { Deps } from '../deps.ts';
+import type { Caller, Scope } from '../domain/scopes.ts';
+
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface OperationContext extends Deps {
+  /** Aborted when the caller goes away (HTTP disconnect, MCP cancellation, Ctrl-C, shutdown). */
+  signal: AbortSignal;
+  caller: Caller;
+  /** Reports progress of long operations; a no-op where the surface cannot show it. */
+  progress: (p: Progress) => void;
+}
+
+export interface HttpBinding {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Hono-style path; `{name}` segments are filled from input fields of the same name. */
+  path: string;
+  /** Status on success (default 200). */
+  status?: 200 | 201 | 202;
+}
+
+export interface CliBinding {
+  /** Subcommand words, e.g. ['set'] or ['token', 'create']. */
+  command: string[];
+  /** Input fields taken from positional arguments, in order. */
+  positional?: string[];
+  /** Renders the output for a person; --json prints the output as REST returns it. */
+  format?: (output: never) => string;
+}
+
+export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  annotations: { readOnly: boolean; destructive: boolean; idempotent: boolean };
+  scope: Scope;
+  http: HttpBinding;
+  cli: CliBinding;
+  handler: (input: z.infer<I>, ctx: OperationContext) => Promise<z.infer<O>>;
+}
+
+/** Keeps the input/output types of one operation tied together while storing it untyped. */
+export const defineOperation = <I extends z.ZodObject, O extends z.ZodType>(
+  op: Omit<Operation<I, O>, 'cli'> & {
+    cli: Omit<CliBinding, 'format'> & { format?: (output: z.infer<O>) => string };
+  },
+): Operation => op as unknown as Operation;

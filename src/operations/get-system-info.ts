@@ -1,0 +1,48 @@
+/** get_system_info: what this machine is and which backend answers for it. */
+import { arch, availableParallelism, cpus, hostname, platform, release } from 'node:os';
+import { z } from 'zod';
+import { SystemInfo } from '../domain/schemas.ts';
+import { version } from '../version.ts';
+import { defineOperation } from './define.ts';
+
+export const getSystemInfo = defineOperation({
+  name: 'get_system_info',
+  title: 'System information',
+  description:
+    'Describes this machine: OS, release, CPU model and logical CPU count, whether it is a virtual machine ' +
+    '(where the hypervisor host, not the guest, mostly decides CPU power policy), the power source, and which ' +
+    'power backend answers with what capabilities. Cheap and read-only; call it first.',
+  input: z.object({}).strict(),
+  output: SystemInfo,
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  scope: 'read',
+  http: { method: 'GET', path: '/v1/system' },
+  cli: {
+    command: ['system'],
+    format: (s) =>
+      [
+        `Host:            ${s.hostname} (${s.os} ${s.release}, ${s.arch})`,
+        `CPU:             ${s.cpu.model}, ${s.cpu.logicalCpus} logical CPUs`,
+        `Virtualization:  ${s.virtualization.detected ? `yes (${s.virtualization.kind ?? 'unknown'})` : 'none detected'}`,
+        `Power source:    ${s.powerSource}`,
+        `Backend:         ${s.backend.name} (${Object.entries(s.backend.capabilities)
+          .filter(([, v]) => v)
+          .map(([k]) => k)
+          .join(', ') || 'read-only'})`,
+      ].join('\n'),
+  },
+  handler: async (_input, ctx) => {
+    const [facts, capabilities] = await Promise.all([ctx.backend.facts(), ctx.backend.capabilities()]);
+    return {
+      hostname: hostname(),
+      os: platform() === 'win32' ? 'windows' : platform(),
+      release: release(),
+      arch: arch(),
+      cpu: { model: cpus()[0]?.model.trim() || 'unknown', logicalCpus: availableParallelism() },
+      virtualization: facts.virtualization,
+      powerSource: facts.powerSource,
+      backend: { name: ctx.backend.name, capabilities },
+      service: { version, node: process.version },
+    };
+  },
+});

@@ -1,0 +1,10 @@
+/** The registry: every operation the service offers, in the order surfaces list them. */
+import type { Operation } from './define.ts';
+import { getActivePowerPlan } from './get-active-power-plan.ts';
+import { getSystemInfo } from './get-system-info.ts';
+import { listPowerPlans } from './list-power-plans.ts';
+import { setPowerPlan } from './set-power-plan.ts';
+
+export const operations: readonly Operation[] = [getSystemInfo, listPowerPlans, getActivePowerPlan, setPowerPlan];
+
+export const operationByName = (name: string): Operation | undefined => operations.find((o) => o.name === name);

@@ -1,0 +1,27 @@
+/** list_power_plans: every plan the system offers, with the active one marked. */
+import { z } from 'zod';
+import { PlanList } from '../domain/schemas.ts';
+import { defineOperation } from './define.ts';
+import { planLine } from './format.ts';
+
+export const listPowerPlans = defineOperation({
+  name: 'list_power_plans',
+  title: 'List power plans',
+  description:
+    'Lists the power plans this system offers (Windows power schemes by GUID, tuned or power-profiles-daemon ' +
+    'profiles, or cpufreq governors), each with a `kind` (ultimate-performance, high-performance, balanced, ' +
+    'power-saver, custom) that does not depend on the localized name, and which one is active. Read-only.',
+  input: z.object({}).strict(),
+  output: PlanList,
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  scope: 'read',
+  http: { method: 'GET', path: '/v1/plans' },
+  cli: {
+    command: ['plans'],
+    format: (l) => (l.plans.length ? l.plans.map(planLine).join('\n') : `No power plans are exposed (backend: ${l.backend}).`),
+  },
+  handler: async (_input, ctx) => {
+    const plans = await ctx.backend.listPlans();
+    return { backend: ctx.backend.name, activePlanId: plans.find((p) => p.active)?.id ?? null, plans };
+  },
+});

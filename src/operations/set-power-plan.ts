@@ -1,0 +1,148 @@
+/** set_power_plan: make a plan active, idempotently, with a dry run and an audit line per change. */
+import { z } from 'zod';
+import { PowerPlanError } from '../domain/errors.ts';
+import { type Plan, SetPlanResult } from '../domain/schemas.ts';
+import { audit } from '../lib/audit.ts';
+import type { CreatableKind } from '../platform/backend.ts';
+import { isKind, resolvePlan } from '../platform/resolve.ts';
+import type { OperationContext } from './define.ts';
+import { defineOperation } from './define.ts';
+
+export const PlanRef = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters')
+  .describe(
+    'The plan: its id (Windows GUID, tuned/PPD profile or governor name), a kind alias (high-performance, ' +
+      'ultimate-performance, balanced, power-saver), a powercfg alias (SCHEME_MIN, SCHEME_MAX, SCHEME_BALANCED) ' +
+      'or the exact plan name (case-insensitive).',
+  );
+
+const creatable = (s: string): CreatableKind | undefined => {
+  const k = s.trim().toLowerCase();
+  return isKind(k) && (k === 'ultimate-performance' || k === 'high-performance') ? k : undefined;
+};
+
+/** Finds the target plan; creates a missing well-known one when asked (never during a dry run). */
+const findTarget = async (
+  ctx: OperationContext,
+  plans: Plan[],
+  input: { plan: string; create: boolean; dryRun: boolean },
+): Promise<{ target: Plan; created: boolean }> => {
+  try {
+    return { target: resolvePlan(input.plan, plans, ctx.backend.aliases?.() ?? {}), created: false };
+  } catch (e) {
+    const kind = creatable(input.plan);
+    if (!(e instanceof PowerPlanError) || e.code !== 'not_found' || !kind) throw e;
+    const caps = await ctx.backend.capabilities();
+    if (!caps.createPlan || !ctx.backend.createPlan) throw e;
+    if (!input.create) {
+      throw new PowerPlanError(
+        'not_found',
+        `${e.message} The ${kind} plan is not installed here; repeat with create: true (CLI: --create) to create it from the Windows template.`,
+        e.details,
+      );
+    }
+    if (input.dryRun) {
+      return {
+        target: { id: '(new)', name: kind, kind, active: true, builtin: false },
+        created: true,
+      };
+    }
+    const created = await ctx.backend.createPlan(kind);
+    await audit(ctx.store, ctx.caller, { operation: 'set_power_plan', input, after: created, result: 'created' });
+    return { target: created, created: true };
+  }
+};
+
+export const setPowerPlan = defineOperation({
+  name: 'set_power_plan',
+  title: 'Set the active power plan',
+  description:
+    'Makes a plan active. Accepts a plan id, a kind alias such as high-performance, a powercfg alias or an exact ' +
+    'name, and always answers with the resolved id. Try it with dryRun: true first: that says what would change ' +
+    'and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches ' +
+    'nothing. Changes are audited and serialized with other plan changes. With create: true, a missing ' +
+    'Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, ' +
+    'the change is made but a warning says it will be reverted.',
+  input: z
+    .object({
+      plan: PlanRef,
+      dryRun: z.boolean().default(false).describe('Report what would change without changing anything.'),
+      create: z
+        .boolean()
+        .default(false)
+        .describe('Create the plan first when it is a well-known plan that is not installed (ultimate-performance, high-performance).'),
+    })
+    .strict(),
+  output: SetPlanResult,
+  annotations: { readOnly: false, destructive: true, idempotent: true },
+  scope: 'control',
+  http: { method: 'PUT', path: '/v1/plans/active' },
+  cli: {
+    command: ['set'],
+    positional: ['plan'],
+    format: (r) => {
+      const verb = r.dryRun ? (r.changed ? 'Would switch' : 'Would keep') : r.changed ? 'Switched' : 'Already active:';
+      const line = r.changed
+        ? `${verb} from ${r.before.name} (${r.before.id}) to ${r.after.name} (${r.after.id})${r.created ? ', created first' : ''}.`
+        : `${verb} ${r.after.name} (${r.after.id}); nothing changed.`;
+      return [line, ...(r.warnings ?? []).map((w) => `Warning: ${w}`)].join('\n');
+    },
+  },
+  handler: async (input, ctx) => {
+    const run = async () => {
+      const plans = await ctx.backend.listPlans();
+      const before = plans.find((p) => p.active);
+      if (!before) {
+        const active = await ctx.backend.getActive();
+        throw new PowerPlanError('unsupported', active.cannotSetReason ?? 'This system exposes no power plans.');
+      }
+      const { target, created } = await findTarget(ctx, plans, input);
+      const warnings: string[] = [];
+      const state = await ctx.backend.getActive();
+      if (state.policyManaged) {
+        warnings.push('Group policy sets the power plan here; the next policy refresh will revert this change.');
+      }
+      if (target.id === before.id) {
+        return { changed: false, dryRun: input.dryRun, before, after: before, ...(warnings.length ? { warnings } : {}) };
+      }
+      if (input.dryRun) {
+        if (!state.canSet) warnings.push(`The change would be refused: ${state.cannotSetReason ?? 'not allowed here'}`);
+        return {
+          changed: true,
+          dryRun: true,
+          before,
+          after: { ...target, active: true },
+          ...(created ? { created } : {}),
+          ...(warnings.length ? { warnings } : {}),
+        };
+      }
+      try {
+        await ctx.backend.setActive(target.id);
+      } catch (e) {
+        await audit(ctx.store, ctx.caller, {
+          operation: 'set_power_plan',
+          input,
+          before,
+          after: target,
+          result: 'failed',
+          error: e instanceof Error ? e.message : String(e),
+        });
+        throw e;
+      }
+      const after = (await ctx.backend.listPlans()).find((p) => p.id === target.id) ?? { ...target, active: true };
+      await audit(ctx.store, ctx.caller, { operation: 'set_power_plan', input, before, after, result: 'changed' });
+      return {
+        changed: true,
+        dryRun: false,
+        before,
+        after,
+        ...(created ? { created } : {}),
+        ...(warnings.length ? { warnings } : {}),
+      };
+    };
+    return input.dryRun ? run() : ctx.planLock.run(`set_power_plan (${ctx.caller.name})`, run);
+  },
+});

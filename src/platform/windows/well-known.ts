@@ -1,0 +1,52 @@
+/**
+ * Windows facts that never change: the well-known scheme GUIDs, powercfg's aliases for them and
+ * the processor setting GUIDs. Shared by the Windows backend, the simulated stock Windows Server
+ * and the advice rules. Plans are always identified by these GUIDs, never by their localized names.
+ */
+import type { PlanKind } from '../../domain/schemas.ts';
+
+export const SCHEME = {
+  balanced: '381b4222-f694-41f0-9685-ff5bb260df2e',
+  highPerformance: '8c5e7fda-e8bf-4a96-9a85-a6e23a8c635c',
+  powerSaver: 'a1841308-3541-4fab-bc81-f71556f20b4a',
+  /** Hidden template; `powercfg /duplicatescheme` makes an installable copy. */
+  ultimateTemplate: 'e9a42b02-d5df-448d-aa00-03f14749eb61',
+  /** High performance plan as deployed by Configuration Manager. */
+  configMgrHighPerformance: 'db310065-829b-4671-9647-2261c00e86ef',
+} as const;
+
+/** Kind of each well-known scheme GUID. */
+export const wellKnownKinds: Readonly<Record<string, PlanKind>> = {
+  [SCHEME.balanced]: 'balanced',
+  [SCHEME.highPerformance]: 'high-performance',
+  [SCHEME.powerSaver]: 'power-saver',
+  [SCHEME.ultimateTemplate]: 'ultimate-performance',
+  [SCHEME.configMgrHighPerformance]: 'high-performance',
+};
+
+/** powercfg's own aliases (note SCHEME_MIN = minimum power saving = High performance). */
+export const powercfgAliases: Readonly<Record<string, string>> = {
+  SCHEME_BALANCED: SCHEME.balanced,
+  SCHEME_MIN: SCHEME.highPerformance,
+  SCHEME_MAX: SCHEME.powerSaver,
+};
+
+export const SUB_PROCESSOR = '54533251-82be-4824-96c1-47b60b740d00';
+
+export const SETTING = {
+  minState: '893dee8e-2bef-41e0-89c6-b55d0929964c',
+  maxState: 'bc5038f7-23e0-4960-96da-33abaf5935ec',
+  boostMode: 'be337238-0d82-4146-a960-4f3749d470c7',
+  epp: '36687f9e-e3a5-4dbf-b1dc-15eb381c6863',
+  coreParkingMinCores: '0cc5b647-c1df-4637-891a-dec35c318583',
+  perfIncreaseThreshold: '06cadf0e-64ed-448a-8927-ce7bf90eb35d',
+  perfIncreaseTime: '984cf492-3bed-4488-a8f9-4286c97bf5aa',
+  personality: '245d8541-3943-4422-b025-13a784f679b7',
+} as const;
+
+/** Scheme personality values: how Windows itself classifies a custom or duplicated plan. */
+export const personalityKinds: Readonly<Record<number, PlanKind>> = {
+  0: 'power-saver',
+  1: 'high-performance',
+  2: 'balanced',
+};
