@@ -8,7 +8,13 @@ import { join } from 'node:path';
 
 const walk = (dir) =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? (e.name === 'fixtures' ? [] : walk(join(dir, e.name))) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [],
+    e.isDirectory()
+      ? e.name === 'fixtures'
+        ? []
+        : walk(join(dir, e.name))
+      : e.name.endsWith('.test.ts')
+        ? [join(dir, e.name)]
+        : [],
   );
 
 const filters = process.argv.slice(2);

@@ -5,7 +5,13 @@
  */
 import { z } from 'zod';
 
-export const planKinds = ['ultimate-performance', 'high-performance', 'balanced', 'power-saver', 'custom'] as const;
+export const planKinds = [
+  'ultimate-performance',
+  'high-performance',
+  'balanced',
+  'power-saver',
+  'custom',
+] as const;
 export const PlanKind = z
   .enum(planKinds)
   .meta({ id: 'PlanKind', description: 'What the plan does, independent of its (possibly localized) name.' });
@@ -21,15 +27,22 @@ export const KindSource = z
 
 export const Plan = z
   .object({
-    id: z.string().describe('Stable identifier: the lowercase GUID on Windows, the profile or governor name on Linux.'),
-    name: z.string().describe('Display name as the system reports it (localized on Windows, may be renamed).'),
+    id: z
+      .string()
+      .describe('Stable identifier: the lowercase GUID on Windows, the profile or governor name on Linux.'),
+    name: z
+      .string()
+      .describe('Display name as the system reports it (localized on Windows, may be renamed).'),
     kind: PlanKind,
     kindSource: KindSource.optional(),
     active: z.boolean().describe('True for the plan in force now.'),
     builtin: z.boolean().describe('True for plans the OS or daemon ships; false for user-created ones.'),
     description: z.string().optional().describe('What the plan is for, when the system says so.'),
   })
-  .meta({ id: 'Plan', description: 'A power plan (Windows power scheme, tuned/PPD profile or cpufreq governor).' });
+  .meta({
+    id: 'Plan',
+    description: 'A power plan (Windows power scheme, tuned/PPD profile or cpufreq governor).',
+  });
 export type Plan = z.infer<typeof Plan>;
 
 export const AcDc = z
@@ -44,8 +57,12 @@ export const ProcessorSettings = z
   .object({
     minStatePercent: AcDc.nullable().describe('Minimum processor state in % (Windows PROCTHROTTLEMIN).'),
     maxStatePercent: AcDc.nullable().describe('Maximum processor state in % (Windows PROCTHROTTLEMAX).'),
-    boostMode: AcDc.nullable().describe('Processor performance boost mode (Windows PERFBOOSTMODE: 0 off, 1 on, 2 aggressive, ...).'),
-    epp: AcDc.nullable().describe('Energy performance preference, 0 = performance .. 100 = energy (Windows PERFEPP).'),
+    boostMode: AcDc.nullable().describe(
+      'Processor performance boost mode (Windows PERFBOOSTMODE: 0 off, 1 on, 2 aggressive, ...).',
+    ),
+    epp: AcDc.nullable().describe(
+      'Energy performance preference, 0 = performance .. 100 = energy (Windows PERFEPP).',
+    ),
     coreParkingMinCores: AcDc.nullable()
       .optional()
       .describe('Core parking: minimum unparked cores in % (Windows CPMINCORES).'),
@@ -56,17 +73,31 @@ export const ProcessorSettings = z
       .optional()
       .describe('Check intervals before raising the clock (Windows PERFINCTIME).'),
     governor: z.string().nullable().describe('cpufreq scaling governor (Linux); `mixed` when CPUs disagree.'),
-    driver: z.string().nullable().describe('cpufreq scaling driver, e.g. intel_pstate, intel_cpufreq, amd-pstate-epp, acpi-cpufreq (Linux).'),
+    driver: z
+      .string()
+      .nullable()
+      .describe(
+        'cpufreq scaling driver, e.g. intel_pstate, intel_cpufreq, amd-pstate-epp, acpi-cpufreq (Linux).',
+      ),
     energyPreference: z
       .string()
       .nullable()
-      .describe('energy_performance_preference (Linux), e.g. performance, balance_performance; `mixed` when CPUs disagree.'),
-    turbo: z.boolean().nullable().describe('Turbo / boost enabled (Linux intel_pstate no_turbo or cpufreq boost).'),
-    platformProfile: z.string().nullable().describe('ACPI platform_profile (Linux), e.g. performance, balanced, low-power.'),
+      .describe(
+        'energy_performance_preference (Linux), e.g. performance, balance_performance; `mixed` when CPUs disagree.',
+      ),
+    turbo: z
+      .boolean()
+      .nullable()
+      .describe('Turbo / boost enabled (Linux intel_pstate no_turbo or cpufreq boost).'),
+    platformProfile: z
+      .string()
+      .nullable()
+      .describe('ACPI platform_profile (Linux), e.g. performance, balanced, low-power.'),
   })
   .meta({
     id: 'ProcessorSettings',
-    description: 'The effective processor power settings of the active plan; `null` where this system does not expose a setting.',
+    description:
+      'The effective processor power settings of the active plan; `null` where this system does not expose a setting.',
   });
 export type ProcessorSettings = z.infer<typeof ProcessorSettings>;
 
@@ -83,8 +114,21 @@ export const emptyProcessorSettings = (): ProcessorSettings => ({
 });
 
 export const Owner = z
-  .enum(['powercfg', 'group-policy', 'tuned', 'power-profiles-daemon', 'sysfs', 'firmware', 'hypervisor', 'simulated', 'none'])
-  .meta({ id: 'Owner', description: 'Who decides the power policy on this system, and so through whom a change must go.' });
+  .enum([
+    'powercfg',
+    'group-policy',
+    'tuned',
+    'power-profiles-daemon',
+    'sysfs',
+    'firmware',
+    'hypervisor',
+    'simulated',
+    'none',
+  ])
+  .meta({
+    id: 'Owner',
+    description: 'Who decides the power policy on this system, and so through whom a change must go.',
+  });
 export type Owner = z.infer<typeof Owner>;
 
 export const ActivePlan = z
@@ -92,12 +136,20 @@ export const ActivePlan = z
     plan: Plan.nullable().describe('The plan in force; null when the system exposes no power plans at all.'),
     processor: ProcessorSettings,
     owner: Owner,
-    policyManaged: z.boolean().describe('True when a policy (e.g. Windows group policy) sets the plan and will revert a change.'),
+    policyManaged: z
+      .boolean()
+      .describe('True when a policy (e.g. Windows group policy) sets the plan and will revert a change.'),
     canSet: z.boolean().describe('True when this service can change the plan here.'),
-    cannotSetReason: z.string().optional().describe('Why the plan cannot be changed, and what to do about it.'),
+    cannotSetReason: z
+      .string()
+      .optional()
+      .describe('Why the plan cannot be changed, and what to do about it.'),
     warnings: z.array(z.string()).optional().describe('Things the caller should know about this answer.'),
   })
-  .meta({ id: 'ActivePlan', description: 'The plan in force, its effective processor settings and who owns them.' });
+  .meta({
+    id: 'ActivePlan',
+    description: 'The plan in force, its effective processor settings and who owns them.',
+  });
 export type ActivePlan = z.infer<typeof ActivePlan>;
 
 export const BackendName = z
@@ -108,7 +160,9 @@ export type BackendName = z.infer<typeof BackendName>;
 export const Capabilities = z
   .object({
     listPlans: z.boolean().describe('Plans can be listed.'),
-    setPlan: z.boolean().describe('The active plan can be changed (also depends on rights, see get_active_power_plan.canSet).'),
+    setPlan: z
+      .boolean()
+      .describe('The active plan can be changed (also depends on rights, see get_active_power_plan.canSet).'),
     createPlan: z.boolean().describe('Missing well-known plans (e.g. Ultimate Performance) can be created.'),
     processorSettings: z.boolean().describe('Processor settings of the plan are readable.'),
   })
@@ -118,7 +172,10 @@ export type Capabilities = z.infer<typeof Capabilities>;
 export const Virtualization = z
   .object({
     detected: z.boolean().describe('True when running in a virtual machine or container.'),
-    kind: z.string().nullable().describe('The hypervisor or container type when known, e.g. kvm, vmware, microsoft, xen, docker.'),
+    kind: z
+      .string()
+      .nullable()
+      .describe('The hypervisor or container type when known, e.g. kvm, vmware, microsoft, xen, docker.'),
   })
   .meta({ id: 'Virtualization' });
 export type Virtualization = z.infer<typeof Virtualization>;

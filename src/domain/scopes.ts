@@ -7,7 +7,8 @@ export type Scope = z.infer<typeof Scope>;
 
 const rank: Record<Scope, number> = { read: 0, benchmark: 1, control: 2 };
 
-export const grants = (held: readonly Scope[], needed: Scope): boolean => held.some((s) => rank[s] >= rank[needed]);
+export const grants = (held: readonly Scope[], needed: Scope): boolean =>
+  held.some((s) => rank[s] >= rank[needed]);
 
 export interface Caller {
   /** Token name, or `local` for an unauthenticated loopback / CLI caller. */

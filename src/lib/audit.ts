@@ -9,7 +9,11 @@ import type { Store } from './store.ts';
 export const AuditRecord = z
   .object({
     time: z.string().describe('ISO 8601 time of the event.'),
-    caller: z.string().describe('Token name, `local`, or `service` for the service acting on its own (restore, expiry, enforcement).'),
+    caller: z
+      .string()
+      .describe(
+        'Token name, `local`, or `service` for the service acting on its own (restore, expiry, enforcement).',
+      ),
     remote: z.string().optional().describe('Remote address of the HTTP caller.'),
     operation: z.string().describe('Operation or internal action, e.g. set_power_plan, compare_restore.'),
     input: z.unknown().optional(),

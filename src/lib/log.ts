@@ -12,7 +12,10 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export const createLogger = (level: LogLevel, write: (line: string) => void = (l) => process.stderr.write(l)): Logger => {
+export const createLogger = (
+  level: LogLevel,
+  write: (line: string) => void = (l) => process.stderr.write(l),
+): Logger => {
   const at = (lvl: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < order[level]) return;
     write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields })}\n`);

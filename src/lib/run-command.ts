@@ -60,7 +60,18 @@ export class CommandError extends Error {
 }
 
 /** Variables a child may legitimately need; everything else in our own environment stays ours. */
-const passThrough = ['PATH', 'SystemRoot', 'SYSTEMROOT', 'windir', 'ComSpec', 'TEMP', 'TMP', 'HOME', 'LANG', 'LC_ALL'];
+const passThrough = [
+  'PATH',
+  'SystemRoot',
+  'SYSTEMROOT',
+  'windir',
+  'ComSpec',
+  'TEMP',
+  'TMP',
+  'HOME',
+  'LANG',
+  'LC_ALL',
+];
 
 const childEnv = (extra: Record<string, string> | undefined): Record<string, string> => {
   const env: Record<string, string> = {};
@@ -91,7 +102,11 @@ export const runCommand: RunFn = (file, args, options = {}) =>
           resolve({ stdout, stderr, exitCode: 0 });
           return;
         }
-        const err = error as NodeJS.ErrnoException & { code?: string | number; killed?: boolean; signal?: string };
+        const err = error as NodeJS.ErrnoException & {
+          code?: string | number;
+          killed?: boolean;
+          signal?: string;
+        };
         const notFound = err.code === 'ENOENT';
         const timedOut = Boolean(err.killed) && err.signal === 'SIGKILL' && !options.signal?.aborted;
         const exitCode = typeof err.code === 'number' ? err.code : null;

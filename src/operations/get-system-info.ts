@@ -25,10 +25,12 @@ export const getSystemInfo = defineOperation({
         `CPU:             ${s.cpu.model}, ${s.cpu.logicalCpus} logical CPUs`,
         `Virtualization:  ${s.virtualization.detected ? `yes (${s.virtualization.kind ?? 'unknown'})` : 'none detected'}`,
         `Power source:    ${s.powerSource}`,
-        `Backend:         ${s.backend.name} (${Object.entries(s.backend.capabilities)
-          .filter(([, v]) => v)
-          .map(([k]) => k)
-          .join(', ') || 'read-only'})`,
+        `Backend:         ${s.backend.name} (${
+          Object.entries(s.backend.capabilities)
+            .filter(([, v]) => v)
+            .map(([k]) => k)
+            .join(', ') || 'read-only'
+        })`,
       ].join('\n'),
   },
   handler: async (_input, ctx) => {

@@ -5,6 +5,12 @@ import { getSystemInfo } from './get-system-info.ts';
 import { listPowerPlans } from './list-power-plans.ts';
 import { setPowerPlan } from './set-power-plan.ts';
 
-export const operations: readonly Operation[] = [getSystemInfo, listPowerPlans, getActivePowerPlan, setPowerPlan];
+export const operations: readonly Operation[] = [
+  getSystemInfo,
+  listPowerPlans,
+  getActivePowerPlan,
+  setPowerPlan,
+];
 
-export const operationByName = (name: string): Operation | undefined => operations.find((o) => o.name === name);
+export const operationByName = (name: string): Operation | undefined =>
+  operations.find((o) => o.name === name);

@@ -18,7 +18,10 @@ export const listPowerPlans = defineOperation({
   http: { method: 'GET', path: '/v1/plans' },
   cli: {
     command: ['plans'],
-    format: (l) => (l.plans.length ? l.plans.map(planLine).join('\n') : `No power plans are exposed (backend: ${l.backend}).`),
+    format: (l) =>
+      l.plans.length
+        ? l.plans.map(planLine).join('\n')
+        : `No power plans are exposed (backend: ${l.backend}).`,
   },
   handler: async (_input, ctx) => {
     const plans = await ctx.backend.listPlans();

@@ -51,7 +51,12 @@ const findTarget = async (
       };
     }
     const created = await ctx.backend.createPlan(kind);
-    await audit(ctx.store, ctx.caller, { operation: 'set_power_plan', input, after: created, result: 'created' });
+    await audit(ctx.store, ctx.caller, {
+      operation: 'set_power_plan',
+      input,
+      after: created,
+      result: 'created',
+    });
     return { target: created, created: true };
   }
 };
@@ -73,7 +78,9 @@ export const setPowerPlan = defineOperation({
       create: z
         .boolean()
         .default(false)
-        .describe('Create the plan first when it is a well-known plan that is not installed (ultimate-performance, high-performance).'),
+        .describe(
+          'Create the plan first when it is a well-known plan that is not installed (ultimate-performance, high-performance).',
+        ),
     })
     .strict(),
   output: SetPlanResult,
@@ -84,7 +91,13 @@ export const setPowerPlan = defineOperation({
     command: ['set'],
     positional: ['plan'],
     format: (r) => {
-      const verb = r.dryRun ? (r.changed ? 'Would switch' : 'Would keep') : r.changed ? 'Switched' : 'Already active:';
+      const verb = r.dryRun
+        ? r.changed
+          ? 'Would switch'
+          : 'Would keep'
+        : r.changed
+          ? 'Switched'
+          : 'Already active:';
       const line = r.changed
         ? `${verb} from ${r.before.name} (${r.before.id}) to ${r.after.name} (${r.after.id})${r.created ? ', created first' : ''}.`
         : `${verb} ${r.after.name} (${r.after.id}); nothing changed.`;
@@ -97,19 +110,31 @@ export const setPowerPlan = defineOperation({
       const before = plans.find((p) => p.active);
       if (!before) {
         const active = await ctx.backend.getActive();
-        throw new PowerPlanError('unsupported', active.cannotSetReason ?? 'This system exposes no power plans.');
+        throw new PowerPlanError(
+          'unsupported',
+          active.cannotSetReason ?? 'This system exposes no power plans.',
+        );
       }
       const { target, created } = await findTarget(ctx, plans, input);
       const warnings: string[] = [];
       const state = await ctx.backend.getActive();
       if (state.policyManaged) {
-        warnings.push('Group policy sets the power plan here; the next policy refresh will revert this change.');
+        warnings.push(
+          'Group policy sets the power plan here; the next policy refresh will revert this change.',
+        );
       }
       if (target.id === before.id) {
-        return { changed: false, dryRun: input.dryRun, before, after: before, ...(warnings.length ? { warnings } : {}) };
+        return {
+          changed: false,
+          dryRun: input.dryRun,
+          before,
+          after: before,
+          ...(warnings.length ? { warnings } : {}),
+        };
       }
       if (input.dryRun) {
-        if (!state.canSet) warnings.push(`The change would be refused: ${state.cannotSetReason ?? 'not allowed here'}`);
+        if (!state.canSet)
+          warnings.push(`The change would be refused: ${state.cannotSetReason ?? 'not allowed here'}`);
         return {
           changed: true,
           dryRun: true,
@@ -132,8 +157,17 @@ export const setPowerPlan = defineOperation({
         });
         throw e;
       }
-      const after = (await ctx.backend.listPlans()).find((p) => p.id === target.id) ?? { ...target, active: true };
-      await audit(ctx.store, ctx.caller, { operation: 'set_power_plan', input, before, after, result: 'changed' });
+      const after = (await ctx.backend.listPlans()).find((p) => p.id === target.id) ?? {
+        ...target,
+        active: true,
+      };
+      await audit(ctx.store, ctx.caller, {
+        operation: 'set_power_plan',
+        input,
+        before,
+        after,
+        result: 'changed',
+      });
       return {
         changed: true,
         dryRun: false,

@@ -10,7 +10,12 @@ export const createUnsupportedBackend = (platform: string): PowerBackend => {
   const reason = `No power backend for the '${platform}' platform; set POWERPLAN_BACKEND=simulated to try the service.`;
   return {
     name: 'unsupported',
-    capabilities: async () => ({ listPlans: false, setPlan: false, createPlan: false, processorSettings: false }),
+    capabilities: async () => ({
+      listPlans: false,
+      setPlan: false,
+      createPlan: false,
+      processorSettings: false,
+    }),
     listPlans: async () => [],
     getActive: async () => ({
       plan: null,

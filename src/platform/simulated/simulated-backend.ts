@@ -121,7 +121,8 @@ export interface SimulatedBackendOptions {
 }
 
 export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): PowerBackend => {
-  const load = async (): Promise<SimState> => (await store.read('simulated-backend.json', SimState)) ?? defaultSimulatedState();
+  const load = async (): Promise<SimState> =>
+    (await store.read('simulated-backend.json', SimState)) ?? defaultSimulatedState();
   const save = (state: SimState) => store.write('simulated-backend.json', state);
 
   const toPlan = (state: SimState, p: SimPlan): Plan => ({
@@ -152,7 +153,9 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
       const active = state.plans.find((p) => p.id === state.activeId) ?? state.plans[0]!;
       const warnings: string[] = [];
       if (state.policyManaged) {
-        warnings.push('The active plan is set by group policy; a change here is reverted at the next policy refresh.');
+        warnings.push(
+          'The active plan is set by group policy; a change here is reverted at the next policy refresh.',
+        );
       }
       return {
         plan: toPlan(state, active),
@@ -162,14 +165,20 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
         canSet: state.elevated,
         ...(state.elevated
           ? {}
-          : { cannotSetReason: 'Changing the power plan requires administrator rights: run the service elevated.' }),
+          : {
+              cannotSetReason:
+                'Changing the power plan requires administrator rights: run the service elevated.',
+            }),
         ...(warnings.length ? { warnings } : {}),
       };
     },
     async setActive(planId) {
       const state = await load();
       if (!state.elevated) {
-        throw new PowerPlanError('forbidden', 'Changing the power plan requires administrator rights: run the service elevated.');
+        throw new PowerPlanError(
+          'forbidden',
+          'Changing the power plan requires administrator rights: run the service elevated.',
+        );
       }
       if (!state.plans.some((p) => p.id === planId)) {
         throw new PowerPlanError('not_found', `Power scheme ${planId} does not exist.`);
@@ -180,7 +189,11 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
       const state = await load();
       const template =
         kind === 'ultimate-performance'
-          ? { ...state.plans.find((p) => p.id === SCHEME.highPerformance)!, name: 'Ultimate Performance', coreParkingMinCores: both(100) }
+          ? {
+              ...state.plans.find((p) => p.id === SCHEME.highPerformance)!,
+              name: 'Ultimate Performance',
+              coreParkingMinCores: both(100),
+            }
           : { ...state.plans.find((p) => p.kind === 'high-performance')!, name: 'High performance' };
       const created: SimPlan = { ...template, id: randomUUID(), kind, builtin: false };
       await save({ ...state, plans: [...state.plans, created] });
