@@ -16,6 +16,8 @@ export interface Deps {
   /** Serialises every change of the active plan: set, compare, holds, restore. */
   planLock: Lock;
   log: Logger;
+  /** Aborted when the service shuts down: running work (benchmarks, comparisons) is cancelled. */
+  shutdown: AbortController;
 }
 
 export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps => {
@@ -27,5 +29,6 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
     log,
     backend: overrides.backend ?? createBackend(config, store),
     planLock: overrides.planLock ?? new Lock('The power plan'),
+    shutdown: overrides.shutdown ?? new AbortController(),
   };
 };

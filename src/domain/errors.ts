@@ -2,6 +2,7 @@
  * The one error type of the service. Every layer throws `PowerPlanError` with a code; the surfaces
  * map the code once (see `surfaces/errors.ts`) to an HTTP status, an MCP `isError` or an exit code.
  */
+import type { z } from 'zod';
 
 export const errorCodes = {
   invalid_input: { status: 400, title: 'Invalid input' },
@@ -38,3 +39,14 @@ export class PowerPlanError extends Error {
 }
 
 export const isPowerPlanError = (e: unknown): e is PowerPlanError => e instanceof PowerPlanError;
+
+/** One line per zod issue: `field: message`. */
+export const describeZodError = (error: z.ZodError, where = 'input'): string =>
+  error.issues
+    .map((i) => {
+      const path = i.path.length ? i.path.join('.') : where;
+      if (i.code === 'unrecognized_keys')
+        return `${path}: unknown field(s) ${i.keys.map((k) => `'${k}'`).join(', ')}`;
+      return `${path}: ${i.message}`;
+    })
+    .join('; ');

@@ -1,0 +1,299 @@
+/**
+ * The CLI: one subcommand per operation (derived from the registry: words, positionals and flags
+ * come from the operation's `cli` binding and input schema), plus the service commands (serve,
+ * openapi, ...). Human output by default, exactly the REST JSON with --json.
+ * Exit codes: 0 success, 1 the operation failed (including invalid values), 2 usage error.
+ */
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { type Config, configVariables, loadConfig } from '../config.ts';
+import { buildDeps, type Deps } from '../deps.ts';
+import { PowerPlanError } from '../domain/errors.ts';
+import { localCaller } from '../domain/scopes.ts';
+import type { Operation } from '../operations/define.ts';
+import { operations } from '../operations/index.ts';
+import { runOperation } from '../operations/run.ts';
+import { version } from '../version.ts';
+import { normalizeError, toProblem } from './errors.ts';
+import { coerceStrings, inputFields } from './input.ts';
+
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** True when stderr is a terminal: progress is shown there. */
+  interactive: boolean;
+}
+
+/** A command that is not an operation: it runs with the parsed config and returns an exit code. */
+export interface ServiceCommand {
+  command: string[];
+  summary: string;
+  usage?: string;
+  options?: ParseArgsConfig['options'];
+  /** Parses config and builds deps itself when it needs them (serve does, openapi does not). */
+  run: (args: {
+    values: Record<string, unknown>;
+    positionals: string[];
+    config: () => Config;
+    deps: () => Deps;
+    io: CliIo;
+  }) => Promise<number | 'keep-running'>;
+}
+
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+const configKeys = Object.keys(configVariables) as (keyof Config)[];
+const globalOptions: NonNullable<ParseArgsConfig['options']> = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+  ...Object.fromEntries(configKeys.map((k) => [kebab(k), { type: 'string' as const }])),
+};
+
+const serviceCommands: ServiceCommand[] = [
+  {
+    command: ['serve'],
+    summary: 'Start the HTTP server (REST API under /v1, /openapi.json, /healthz).',
+    run: async ({ deps }) => {
+      const { serveUntilSignalled } = await import('./http-server.ts');
+      await serveUntilSignalled(deps());
+      return 'keep-running';
+    },
+  },
+  {
+    command: ['openapi'],
+    summary: 'Print the OpenAPI 3.1 document.',
+    run: async ({ io }) => {
+      const { buildOpenApiDocument } = await import('./openapi.ts');
+      io.out(`${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`);
+      return 0;
+    },
+  },
+];
+
+/** Registers a further service command (mcp, token, ...); called by the module that implements it. */
+export const addServiceCommand = (cmd: ServiceCommand) => serviceCommands.push(cmd);
+
+const optionsFor = (op: Operation): NonNullable<ParseArgsConfig['options']> =>
+  Object.fromEntries(
+    inputFields(op)
+      .filter((f) => !op.cli.positional?.includes(f.name))
+      .map((f) => [
+        kebab(f.name),
+        { type: f.type === 'boolean' ? ('boolean' as const) : ('string' as const) },
+      ]),
+  );
+
+/** The longest command (by words) that the leading non-flag arguments spell. */
+const findCommand = (
+  args: string[],
+): { words: string[]; op?: Operation; service?: ServiceCommand } | undefined => {
+  const words: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a.startsWith('-')) {
+      const name = a.replace(/^-+/, '');
+      if (!a.includes('=') && globalOptions[name]?.type === 'string') i++;
+      continue;
+    }
+    words.push(a);
+  }
+  const candidates = [
+    ...operations.map((op) => ({ words: op.cli.command, op })),
+    ...serviceCommands.map((service) => ({ words: service.command, service })),
+  ].sort((a, b) => b.words.length - a.words.length);
+  return candidates.find((c) => c.words.every((w, i) => words[i] === w));
+};
+
+const removeWords = (args: string[], words: string[]): string[] => {
+  const rest = [...args];
+  for (const w of words) rest.splice(rest.indexOf(w), 1);
+  return rest;
+};
+
+const generalHelp = (): string => {
+  const rows = [
+    ...operations.map((op) => [
+      op.cli.command.join(' ') + (op.cli.positional?.map((p) => ` <${p}>`).join('') ?? ''),
+      op.title,
+    ]),
+    ...serviceCommands.map((c) => [c.usage ?? c.command.join(' '), c.summary]),
+  ];
+  const width = Math.max(...rows.map((r) => r[0]!.length)) + 2;
+  return [
+    `powerplan ${version}: read, measure and set the OS power plan.`,
+    '',
+    'Usage: powerplan <command> [arguments] [--json]',
+    '',
+    'Commands:',
+    ...rows.map(([c, s]) => `  ${c!.padEnd(width)}${s}`),
+    '',
+    'Global options:',
+    '  --json                 print exactly what the REST API returns',
+    '  -h, --help             help for a command: powerplan <command> --help',
+    ...configKeys.map((k) => `  --${kebab(k).padEnd(21)}overrides ${configVariables[k]}`),
+  ].join('\n');
+};
+
+const commandHelp = (op: Operation): string => {
+  const fields = inputFields(op);
+  const usage = `powerplan ${op.cli.command.join(' ')}${(op.cli.positional ?? []).map((p) => ` <${p}>`).join('')} [options] [--json]`;
+  const rows = fields.map((f) => {
+    const name = op.cli.positional?.includes(f.name)
+      ? `<${f.name}>`
+      : `--${kebab(f.name)}${f.type === 'boolean' ? '' : ' <value>'}`;
+    const extra = [
+      f.enum ? `one of: ${f.enum.join(', ')}` : '',
+      f.default !== undefined ? `default: ${String(f.default)}` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+    return `  ${name.padEnd(24)}${f.description ?? ''}${extra ? ` (${extra})` : ''}`;
+  });
+  return [
+    `${op.title}\n`,
+    op.description,
+    '',
+    `Usage: ${usage}`,
+    ...(rows.length ? ['', 'Options:', ...rows] : []),
+  ].join('\n');
+};
+
+const usageError = (io: CliIo, message: string): number => {
+  io.err(`powerplan: ${message}\nRun 'powerplan --help' for usage.\n`);
+  return 2;
+};
+
+export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-running'> => {
+  const found = findCommand(argv);
+  if (!found) {
+    if (argv.includes('--version')) {
+      io.out(`${version}\n`);
+      return 0;
+    }
+    if (argv.length === 0 || argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
+      io.out(`${generalHelp()}\n`);
+      return argv.length === 0 ? 2 : 0;
+    }
+    const word = argv.find((a) => !a.startsWith('-'));
+    return usageError(io, word ? `unknown command '${word}'` : 'no command given');
+  }
+
+  const options = { ...globalOptions, ...(found.op ? optionsFor(found.op) : (found.service?.options ?? {})) };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: removeWords(argv, found.words),
+      options,
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (e) {
+    return usageError(io, (e as Error).message);
+  }
+  const values = parsed.values as Record<string, unknown>;
+  const json = values.json === true;
+
+  if (values.help) {
+    io.out(
+      `${found.op ? commandHelp(found.op) : `${found.service!.summary}\n\nUsage: powerplan ${found.service!.usage ?? found.service!.command.join(' ')}`}\n`,
+    );
+    return 0;
+  }
+
+  const configFlags = Object.fromEntries(
+    configKeys
+      .filter((k) => typeof values[kebab(k)] === 'string')
+      .map((k) => [k, values[kebab(k)] as string]),
+  );
+  let config: Config | undefined;
+  const getConfig = () => {
+    config ??= loadConfig(io.env, configFlags);
+    return config;
+  };
+  let deps: Deps | undefined;
+  const getDeps = () => {
+    deps ??= buildDeps(getConfig());
+    return deps;
+  };
+
+  const fail = (e: unknown): number => {
+    const err = normalizeError(e);
+    if (err.code === 'invalid_input' && err.message.startsWith('Invalid configuration')) {
+      io.err(`powerplan: ${err.message}\n`);
+      return 2;
+    }
+    if (json) io.out(`${JSON.stringify(toProblem(err), null, 2)}\n`);
+    io.err(`powerplan: ${err.message}\n`);
+    if (err.code === 'internal') io.err(`${String((err.cause as Error | undefined)?.stack ?? err.cause)}\n`);
+    return 1;
+  };
+
+  if (found.service) {
+    try {
+      return await found.service.run({
+        values,
+        positionals: parsed.positionals,
+        config: getConfig,
+        deps: getDeps,
+        io,
+      });
+    } catch (e) {
+      return fail(e);
+    }
+  }
+
+  const op = found.op!;
+  const positional = op.cli.positional ?? [];
+  if (parsed.positionals.length > positional.length) {
+    return usageError(
+      io,
+      `unexpected argument '${parsed.positionals[positional.length]}' for '${op.cli.command.join(' ')}'`,
+    );
+  }
+  const missing = positional.slice(parsed.positionals.length);
+  const requiredMissing = missing.filter((p) => inputFields(op).find((f) => f.name === p)?.required);
+  if (requiredMissing.length) {
+    return usageError(io, `'${op.cli.command.join(' ')}' needs <${requiredMissing.join('> <')}>`);
+  }
+
+  const raw: Record<string, string> = {};
+  positional.forEach((name, i) => {
+    if (parsed.positionals[i] !== undefined) raw[name] = parsed.positionals[i]!;
+  });
+  const input: Record<string, unknown> = {};
+  for (const f of inputFields(op)) {
+    const v = values[kebab(f.name)];
+    if (typeof v === 'boolean') input[f.name] = v;
+    else if (typeof v === 'string') raw[f.name] = v;
+  }
+
+  const controller = new AbortController();
+  const onSigint = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by Ctrl-C.'));
+  process.once('SIGINT', onSigint);
+  try {
+    const d = getDeps();
+    const output = await runOperation(
+      op,
+      { ...coerceStrings(op, raw), ...input },
+      {
+        ...d,
+        caller: localCaller,
+        signal: AbortSignal.any([controller.signal, d.shutdown.signal]),
+        progress: (p) => {
+          if (!io.interactive || json) return;
+          const pct = p.total ? ` ${Math.round((100 * p.progress) / p.total)}%` : '';
+          io.err(`\r\x1b[2K${pct} ${p.message ?? ''}`);
+        },
+      },
+    );
+    if (io.interactive && !json) io.err('\r\x1b[2K');
+    const format = op.cli.format as ((o: unknown) => string) | undefined;
+    io.out(`${json || !format ? JSON.stringify(output, null, 2) : format(output)}\n`);
+    return 0;
+  } catch (e) {
+    return fail(e);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+};

@@ -1,0 +1,48 @@
+/**
+ * Starts the HTTP server (REST, later MCP and the page) and stops it cleanly on SIGTERM/SIGINT:
+ * stop accepting, cancel running work through the shutdown signal, then exit.
+ */
+import { serve } from '@hono/node-server';
+import type { Deps } from '../deps.ts';
+import { createApp } from './rest.ts';
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
+  const app = createApp(deps);
+  const { host, port } = deps.config;
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  deps.log.info('listening', { url, backend: deps.backend.name, stateDir: deps.config.stateDir });
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        deps.shutdown.abort(new Error('shutting down'));
+        server.close(() => resolve());
+        // Keep-alive sockets would hold close() open; they carry no work once we are shutting down.
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }),
+  };
+};
+
+/** Runs until SIGTERM/SIGINT, then closes the server and exits. */
+export const serveUntilSignalled = async (deps: Deps): Promise<void> => {
+  const running = await startHttpServer(deps);
+  process.stdout.write(`powerplan listening on ${running.url} (backend: ${deps.backend.name})\n`);
+  const stop = async (signal: string) => {
+    deps.log.info('shutting down', { signal });
+    await running.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+};

@@ -1,0 +1,72 @@
+/**
+ * Turns raw strings (query parameters, CLI flags) into the scalar types an operation's input schema
+ * expects, so the zod schema stays the single validator. Only booleans and numbers are converted;
+ * anything else is left for zod to judge.
+ */
+import { z } from 'zod';
+import { PowerPlanError } from '../domain/errors.ts';
+import type { Operation } from '../operations/define.ts';
+
+export interface FieldInfo {
+  name: string;
+  type: 'string' | 'boolean' | 'number' | 'integer' | 'array' | 'object' | 'unknown';
+  description?: string;
+  required: boolean;
+  enum?: readonly unknown[];
+  default?: unknown;
+}
+
+const cache = new WeakMap<Operation, FieldInfo[]>();
+
+/** The top-level fields of an operation's input, read from its JSON schema (computed once). */
+export const inputFields = (op: Operation): FieldInfo[] => {
+  const hit = cache.get(op);
+  if (hit) return hit;
+  const schema = z.toJSONSchema(op.input, { io: 'input', unrepresentable: 'any' }) as {
+    properties?: Record<string, { type?: string; description?: string; enum?: unknown[]; default?: unknown }>;
+    required?: string[];
+  };
+  const fields = Object.entries(schema.properties ?? {}).map(([name, p]) => ({
+    name,
+    type: (p.type as FieldInfo['type']) ?? 'unknown',
+    required: schema.required?.includes(name) ?? false,
+    ...(p.description ? { description: p.description } : {}),
+    ...(p.enum ? { enum: p.enum } : {}),
+    ...(p.default !== undefined ? { default: p.default } : {}),
+  }));
+  cache.set(op, fields);
+  return fields;
+};
+
+const toScalar = (field: FieldInfo, raw: string): unknown => {
+  if (field.type === 'boolean') {
+    if (raw === 'true' || raw === '1' || raw === '') return true;
+    if (raw === 'false' || raw === '0') return false;
+    return raw;
+  }
+  if (field.type === 'number' || field.type === 'integer') {
+    const n = Number(raw);
+    return raw.trim() !== '' && Number.isFinite(n) ? n : raw;
+  }
+  return raw;
+};
+
+/** Converts string values by the field types; repeated keys and unknown keys are left to the caller / zod. */
+export const coerceStrings = (
+  op: Operation,
+  raw: Record<string, string | string[]>,
+): Record<string, unknown> => {
+  const fields = new Map(inputFields(op).map((f) => [f.name, f]));
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (Array.isArray(value)) {
+      if (value.length > 1) throw new PowerPlanError('invalid_input', `${key}: given more than once`);
+      out[key] = value[0];
+    } else {
+      out[key] = value;
+    }
+    const field = fields.get(key);
+    if (field && typeof out[key] === 'string') out[key] = toScalar(field, out[key] as string);
+  }
+  return out;
+};
