@@ -4,6 +4,7 @@
  */
 import { serve } from '@hono/node-server';
 import type { Deps } from '../deps.ts';
+import { recover } from '../services/recovery.ts';
 import { createApp } from './rest.ts';
 
 export interface RunningServer {
@@ -12,6 +13,7 @@ export interface RunningServer {
 }
 
 export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
+  await recover(deps);
   const app = createApp(deps);
   const { host, port } = deps.config;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
