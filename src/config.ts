@@ -16,6 +16,10 @@ const defaultStateDir = (env: NodeJS.ProcessEnv): string => {
 const defaultPowercfg = (env: NodeJS.ProcessEnv): string =>
   join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'powercfg.exe');
 
+/** reg.exe, for the group policy and code page lookups of the Windows backend. */
+const defaultReg = (env: NodeJS.ProcessEnv): string =>
+  join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'reg.exe');
+
 /** A boolean variable: true/false, 1/0, yes/no. */
 export const boolVar = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -27,8 +31,10 @@ export const ConfigSchema = z.object({
   backend: z.enum(['auto', 'windows', 'linux', 'simulated']).default('auto'),
   stateDir: z.string().min(1),
   powercfg: z.string().min(1),
+  reg: z.string().min(1),
   codepage: z.coerce.number().int().positive().optional(),
   sysfsRoot: z.string().min(1).default('/sys'),
+  procfsRoot: z.string().min(1).default('/proc'),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 export type Config = z.infer<typeof ConfigSchema>;
@@ -40,8 +46,10 @@ const variables: Record<keyof Config, string> = {
   backend: 'POWERPLAN_BACKEND',
   stateDir: 'POWERPLAN_STATE_DIR',
   powercfg: 'POWERPLAN_POWERCFG',
+  reg: 'POWERPLAN_REG',
   codepage: 'POWERPLAN_CODEPAGE',
   sysfsRoot: 'POWERPLAN_SYSFS_ROOT',
+  procfsRoot: 'POWERPLAN_PROCFS_ROOT',
   logLevel: 'POWERPLAN_LOG_LEVEL',
 };
 
@@ -54,6 +62,7 @@ export const loadConfig = (
   const raw: Record<string, unknown> = {
     stateDir: defaultStateDir(env),
     powercfg: defaultPowercfg(env),
+    reg: defaultReg(env),
   };
   for (const [key, name] of Object.entries(variables) as [keyof Config, string][]) {
     const value = flags[key] ?? env[name];

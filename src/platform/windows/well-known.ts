@@ -50,3 +50,6 @@ export const personalityKinds: Readonly<Record<number, PlanKind>> = {
   1: 'high-performance',
   2: 'balanced',
 };
+
+/** Settings that belong to no subgroup (the scheme personality lives here). */
+export const SUB_NONE = 'fea3413e-7e05-4911-9a71-700331f1c294';
