@@ -36,6 +36,11 @@ export const ConfigSchema = z.object({
   sysfsRoot: z.string().min(1).default('/sys'),
   procfsRoot: z.string().min(1).default('/proc'),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  tokenFile: z.string().min(1).optional(),
+  tlsCert: z.string().min(1).optional(),
+  tlsKey: z.string().min(1).optional(),
+  corsOrigins: z.string().min(1).optional(),
+  frameAncestors: z.string().min(1).default("'self'"),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -51,6 +56,11 @@ const variables: Record<keyof Config, string> = {
   sysfsRoot: 'POWERPLAN_SYSFS_ROOT',
   procfsRoot: 'POWERPLAN_PROCFS_ROOT',
   logLevel: 'POWERPLAN_LOG_LEVEL',
+  tokenFile: 'POWERPLAN_TOKEN_FILE',
+  tlsCert: 'POWERPLAN_TLS_CERT',
+  tlsKey: 'POWERPLAN_TLS_KEY',
+  corsOrigins: 'POWERPLAN_CORS_ORIGINS',
+  frameAncestors: 'POWERPLAN_FRAME_ANCESTORS',
 };
 
 export const configVariables = variables;
