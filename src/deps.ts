@@ -2,6 +2,7 @@
  * The long-lived dependencies of one service instance, built once in `buildDeps` and handed to
  * every operation as part of its context. Surfaces never build these themselves.
  */
+import { BenchmarkService } from './bench/service.ts';
 import type { Config } from './config.ts';
 import { Lock } from './lib/lock.ts';
 import { createLogger, type Logger } from './lib/log.ts';
@@ -18,17 +19,21 @@ export interface Deps {
   log: Logger;
   /** Aborted when the service shuts down: running work (benchmarks, comparisons) is cancelled. */
   shutdown: AbortController;
+  /** The CPU benchmark: one run at a time, its history in the state directory. */
+  bench: BenchmarkService;
 }
 
 export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps => {
   const store = overrides.store ?? new Store(config.stateDir);
   const log = overrides.log ?? createLogger(config.logLevel);
+  const shutdown = overrides.shutdown ?? new AbortController();
   return {
     config,
     store,
     log,
     backend: overrides.backend ?? createBackend(config, store),
     planLock: overrides.planLock ?? new Lock('The power plan'),
-    shutdown: overrides.shutdown ?? new AbortController(),
+    shutdown,
+    bench: overrides.bench ?? new BenchmarkService({ store, log, shutdown: shutdown.signal }),
   };
 };

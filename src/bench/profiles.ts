@@ -1,0 +1,70 @@
+/**
+ * The benchmark profiles (how long each phase runs) and the hard cap on a run's duration derived
+ * from them. `quick` fits in about 5 s of wall time, `standard` in about 20 s.
+ */
+import type { BenchmarkProfile } from '../domain/benchmark.ts';
+
+export interface BenchPlan {
+  profile: BenchmarkProfile;
+  threads: number;
+  /** Idle gaps (ms), shortest first; the ladder is run `repetitions` times, interleaved. */
+  idleGapsMs: number[];
+  repetitions: number;
+  calibrateSpinMs: number;
+  warmSpinMs: number;
+  warmBursts: number;
+  /** Units (about 1 ms each) per burst, long enough to see a ramp-up of a few tens of ms. */
+  burstUnits: number;
+  sustainWarmupMs: number;
+  sustainMs: number;
+  sliceMs: number;
+}
+
+const profiles: Record<BenchmarkProfile, Omit<BenchPlan, 'profile' | 'threads'>> = {
+  quick: {
+    idleGapsMs: [50, 200, 1000],
+    repetitions: 2,
+    calibrateSpinMs: 100,
+    warmSpinMs: 250,
+    warmBursts: 5,
+    burstUnits: 30,
+    sustainWarmupMs: 100,
+    sustainMs: 400,
+    sliceMs: 50,
+  },
+  standard: {
+    idleGapsMs: [10, 50, 200, 500, 1000, 2000],
+    repetitions: 3,
+    calibrateSpinMs: 150,
+    warmSpinMs: 300,
+    warmBursts: 8,
+    burstUnits: 60,
+    sustainWarmupMs: 200,
+    sustainMs: 1500,
+    sliceMs: 100,
+  },
+};
+
+export const benchPlan = (
+  profile: BenchmarkProfile,
+  threads: number,
+  idleGapsMs?: readonly number[],
+): BenchPlan => {
+  const base = profiles[profile];
+  const gaps = idleGapsMs?.length ? [...new Set(idleGapsMs)].sort((a, b) => a - b) : base.idleGapsMs;
+  return { ...base, profile, threads, idleGapsMs: gaps };
+};
+
+/** Expected wall time of a run (ms), not counting worker start-up. */
+export const estimateMs = (p: BenchPlan): number => {
+  const idle = p.repetitions * p.idleGapsMs.reduce((s, g) => s + g + p.burstUnits, 0);
+  const warm = p.warmSpinMs + p.warmBursts * p.burstUnits;
+  const sustained = 2 * (p.sustainWarmupMs + p.sustainMs);
+  return p.calibrateSpinMs + 50 + warm + idle + sustained;
+};
+
+/**
+ * The hard cap: twice the estimate (a loaded or throttled machine runs slower), plus time to start
+ * the workers, plus a fixed margin. A run that reaches it is stopped and answered with `timeout`.
+ */
+export const capMs = (p: BenchPlan): number => Math.round(2 * estimateMs(p) + 50 * p.threads + 10_000);

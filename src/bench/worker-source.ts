@@ -1,0 +1,135 @@
+/**
+ * The code that runs inside each benchmark worker thread, kept as plain JavaScript source and
+ * started with `new Worker(source, { eval: true })`: it then needs no TypeScript loader and no
+ * file next to a bundle, and it is the same code under tsx, plain node and a single executable.
+ *
+ * Protocol: the main thread posts `{ seq, cmd, ...args }`, the worker answers `{ seq, ok, ... }`.
+ * Idle gaps sleep in `Atomics.wait` on a shared word nobody notifies: the thread blocks in the
+ * kernel with no timer or event loop tick, which is what a server waiting for a request does.
+ */
+
+/** Index of the shared Int32Array word the all-core workers wait on before starting together. */
+export const START_SLOT = 0;
+/** Index of the word idle gaps wait on (never notified: the wait always runs to its timeout). */
+export const IDLE_SLOT = 1;
+export const CONTROL_WORDS = 2;
+
+export const workerSource = `
+'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const control = new Int32Array(workerData.control);
+const START_SLOT = ${START_SLOT};
+const IDLE_SLOT = ${IDLE_SLOT};
+let seed = (workerData.index * 2654435761) | 0;
+
+// A dependent chain of multiply, xor and shift on 32-bit integers: every step needs the previous
+// result, so it cannot be vectorised or folded, and it touches no memory.
+function kernel(n, s) {
+  let x = s | 1;
+  for (let i = 0; i < n; i++) {
+    x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d);
+    x = (x ^ (x << 7) ^ i) | 0;
+  }
+  return x;
+}
+
+function unit(iterations) {
+  seed = (seed + 0x9e3779b9) | 0;
+  return kernel(iterations, seed);
+}
+
+function spin(ms, iterations) {
+  let cs = 0;
+  const end = performance.now() + ms;
+  while (performance.now() < end) cs ^= unit(iterations);
+  return cs;
+}
+
+function timeUnits(iterations, units) {
+  const times = new Array(units);
+  let cs = 0;
+  for (let i = 0; i < units; i++) {
+    const t0 = performance.now();
+    cs ^= unit(iterations);
+    times[i] = performance.now() - t0;
+  }
+  return { times, cs };
+}
+
+function median(xs) {
+  const s = xs.slice().sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const commands = {
+  calibrate({ spinMs, targetMs }) {
+    let cs = spin(spinMs, 10000);
+    let n = 10000;
+    for (;;) {
+      const t0 = performance.now();
+      cs ^= unit(n);
+      const t = performance.now() - t0;
+      if (t >= 5 * targetMs || n > 2e9) {
+        n = Math.max(1000, Math.round((n * targetMs) / t));
+        break;
+      }
+      n *= 2;
+    }
+    const measured = timeUnits(n, 15);
+    return { iterations: n, unitMs: median(measured.times), checksum: (cs ^ measured.cs) | 0 };
+  },
+
+  warm({ spinMs, iterations, units, count }) {
+    let cs = spin(spinMs, iterations);
+    const bursts = [];
+    for (let b = 0; b < count; b++) {
+      const r = timeUnits(iterations, units);
+      cs ^= r.cs;
+      bursts.push(r.times);
+    }
+    return { bursts, checksum: cs | 0 };
+  },
+
+  burst({ idleMs, iterations, units }) {
+    if (idleMs > 0) Atomics.wait(control, IDLE_SLOT, 0, idleMs);
+    const r = timeUnits(iterations, units);
+    return { times: r.times, checksum: r.cs | 0 };
+  },
+
+  sustain({ iterations, warmupMs, durationMs, sliceMs, together }) {
+    if (together) {
+      parentPort.postMessage({ ready: true });
+      Atomics.wait(control, START_SLOT, 0, 10000);
+    }
+    let cs = spin(warmupMs, iterations);
+    const slices = [];
+    let units = 0;
+    let inSlice = 0;
+    const t0 = performance.now();
+    let sliceEnd = t0 + sliceMs;
+    let now = t0;
+    while (now - t0 < durationMs) {
+      cs ^= unit(iterations);
+      units++;
+      inSlice++;
+      now = performance.now();
+      // A unit can span several slices (the thread was descheduled): those slices did nothing.
+      while (now >= sliceEnd) {
+        slices.push(inSlice);
+        inSlice = 0;
+        sliceEnd += sliceMs;
+      }
+    }
+    return { units, elapsedMs: now - t0, slices, checksum: cs | 0 };
+  },
+};
+
+parentPort.on('message', (msg) => {
+  try {
+    const out = commands[msg.cmd](msg);
+    parentPort.postMessage({ seq: msg.seq, ok: true, ...out });
+  } catch (e) {
+    parentPort.postMessage({ seq: msg.seq, ok: false, error: String(e && e.stack || e) });
+  }
+});
+`;

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  analyze,
+  coefficientOfVariation,
+  median,
+  quantile,
+  rampUp,
+  stats,
+} from '../../src/bench/analysis.ts';
+import { busyPercents } from '../../src/bench/cpu-load.ts';
+import { benchPlan, capMs, estimateMs } from '../../src/bench/profiles.ts';
+import { burstTimes, flatClock, noise, rampingClock, syntheticRun } from './clock-model.ts';
+
+describe('statistics', () => {
+  it('interpolates quantiles linearly and computes the coefficient of variation', () => {
+    const xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    assert.equal(quantile(xs, 0.5), 5.5);
+    assert.ok(Math.abs(quantile(xs, 0.1) - 1.9) < 1e-12);
+    assert.ok(Math.abs(quantile(xs, 0.9) - 9.1) < 1e-12);
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(coefficientOfVariation([2, 2, 2]), 0);
+    assert.equal(coefficientOfVariation([1, 3]), 0.5);
+    const s = stats([4, 1, 3, 2], 'ms');
+    assert.deepEqual([s.unit, s.n, s.min, s.median, s.max], ['ms', 4, 1, 2.5, 4]);
+  });
+
+  it('computes per-CPU busy percentages from two time snapshots', () => {
+    const before = [
+      { idle: 1000, total: 2000 },
+      { idle: 500, total: 1000 },
+    ];
+    const after = [
+      { idle: 1100, total: 2200 }, // 100 idle of 200: 50% busy
+      { idle: 700, total: 1200 }, // all 200 idle: 0% busy
+    ];
+    assert.deepEqual(busyPercents(before, after), [50, 0]);
+  });
+});
+
+describe('ramp-up time', () => {
+  it('is the time before a window of units runs within 10% of warm', () => {
+    assert.deepEqual(rampUp([3, 2, 1.5, 1, 1, 1, 1], 1), { ms: 5, settled: true });
+  });
+  it('is zero for a burst that starts at warm speed, even with one interrupted unit later', () => {
+    assert.deepEqual(rampUp([1, 1, 5, 1, 1], 1), { ms: 0, settled: true });
+  });
+  it('is the whole burst, marked unsettled, when the clock never comes up', () => {
+    assert.deepEqual(rampUp([2, 2, 2], 1), { ms: 6, settled: false });
+  });
+});
+
+describe('analysis of synthetic timing series', () => {
+  it('finds no penalty, no ramp and no noise on a flat clock', () => {
+    const a = analyze(syntheticRun({ model: flatClock }));
+    assert.equal(a.noisy, false);
+    assert.deepEqual(a.warnings, []);
+    for (const g of a.phases.burstsAfterIdle) {
+      assert.ok(Math.abs(g.penalty.median - 1) < 1e-9, `gap ${g.idleGapMs}: ${g.penalty.median}`);
+      assert.equal(g.penaltyPercent.value, 0);
+      assert.equal(g.rampUpMs.max, 0);
+      assert.equal(g.unsettled, 0);
+    }
+  });
+
+  it('finds a penalty on a ramping clock that grows with the idle gap and shrinks with shorter gaps', () => {
+    const a = analyze(syntheticRun({ model: rampingClock, gaps: [10, 50, 200, 1000] }));
+    const gaps = a.phases.burstsAfterIdle;
+    assert.deepEqual(
+      gaps.map((g) => g.idleGapMs),
+      [10, 50, 200, 1000],
+    );
+    for (let i = 1; i < gaps.length; i++) {
+      assert.ok(
+        gaps[i]!.penalty.median > gaps[i - 1]!.penalty.median,
+        `penalty after ${gaps[i]!.idleGapMs} ms should exceed that after ${gaps[i - 1]!.idleGapMs} ms`,
+      );
+      assert.ok(gaps[i]!.rampUpMs.median >= gaps[i - 1]!.rampUpMs.median);
+    }
+    const longest = gaps[3]!;
+    assert.ok(longest.penaltyPercent.value > 20, `penalty ${longest.penaltyPercent.value}%`);
+    assert.ok(gaps[0]!.penaltyPercent.value < 2, `short-gap penalty ${gaps[0]!.penaltyPercent.value}%`);
+    // The first unit after 1 s idle runs at the modelled floor clock: 1 / (0.4 + 0.6 e^(-1000/300)).
+    const expectedFirst = 1 / (0.4 + 0.6 * Math.exp(-1000 / 300));
+    assert.ok(Math.abs(longest.firstUnitPenalty.median - expectedFirst) < 1e-3);
+    assert.ok(longest.rampUpMs.median > 20 && longest.unsettled === 0);
+    // The summary figure is the same ratio as the burst times the model produces.
+    const model = burstTimes(rampingClock, 1000, 40).reduce((s, t) => s + t, 0) / 40;
+    assert.ok(Math.abs(longest.penalty.median - model) < 1e-3);
+    assert.equal(a.noisy, false);
+  });
+
+  it('flags a noisy series and says so in the warnings', () => {
+    const a = analyze(syntheticRun({ model: flatClock, jitter: noise(0.4) }));
+    assert.equal(a.noisy, true);
+    assert.equal(a.phases.warmBaseline.noisy, true);
+    assert.equal(a.phases.sustainedSingle.noisy, true);
+    assert.ok(a.warnings.some((w) => w.includes('warm baseline')));
+    assert.ok(a.phases.burstsAfterIdle.some((g) => g.noisy));
+  });
+
+  it('reports throughput in Mops/s and the all-core scaling efficiency', () => {
+    const perfect = analyze(syntheticRun({ workers: 4 }));
+    assert.equal(perfect.phases.sustainedSingle.throughput.value, 1000);
+    assert.equal(perfect.phases.sustainedAllCore.throughput.value, 4000);
+    assert.equal(perfect.phases.sustainedAllCore.speedup.value, 4);
+    assert.equal(perfect.phases.sustainedAllCore.scalingEfficiency.value, 1);
+    const shared = analyze(syntheticRun({ workers: 4, perThreadFactor: 0.5 }));
+    assert.equal(shared.phases.sustainedAllCore.scalingEfficiency.value, 0.5);
+  });
+});
+
+describe('profiles', () => {
+  it('keeps quick within about 5 s and standard within about 20 s, each under its cap', () => {
+    const quick = benchPlan('quick', 2);
+    const standard = benchPlan('standard', 2);
+    assert.ok(estimateMs(quick) <= 5_000, `quick ${estimateMs(quick)} ms`);
+    assert.ok(estimateMs(standard) <= 20_000, `standard ${estimateMs(standard)} ms`);
+    assert.ok(capMs(quick) > estimateMs(quick) && capMs(standard) > estimateMs(standard));
+    assert.deepEqual(benchPlan('quick', 1, [300, 20, 300]).idleGapsMs, [20, 300]);
+  });
+});
