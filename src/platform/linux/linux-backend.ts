@@ -1,0 +1,149 @@
+/**
+ * The Linux PowerBackend: finds who owns the CPU power policy (tuned, then power-profiles-daemon or
+ * a compatible daemon, then plain cpufreq sysfs, or nobody: hypervisor / firmware), answers with
+ * that owner's plans and changes them through it. Processor settings always come from sysfs, which
+ * is what is in force whoever wrote it. Every call looks afresh: owners start and stop.
+ */
+import { PowerPlanError } from '../../domain/errors.ts';
+import type { ActivePlan, Capabilities } from '../../domain/schemas.ts';
+import { type RunFn, runCommand } from '../../lib/run-command.ts';
+import type { BackendFacts, PowerBackend } from '../backend.ts';
+import type { Commands, Runner } from './commands.ts';
+import type { OwnerView } from './owner-view.ts';
+import { probePpd } from './ppd.ts';
+import { processorSettings } from './settings.ts';
+import { defaultSysfsIo, readSysfs, type SysfsIo, type SysfsState } from './sysfs.ts';
+import { noControlsView, sysfsView } from './sysfs-owner.ts';
+import { probeTuned } from './tuned.ts';
+import { detectPowerSource, detectVirtualization, systemdDetectVirt, type VirtFacts } from './virt.ts';
+
+export interface LinuxBackendOptions {
+  /** Where sysfs is mounted; a fixture tree in tests. Default /sys. */
+  sysfsRoot?: string;
+  /** Where procfs is mounted (for /proc/cpuinfo). Default /proc. */
+  procfsRoot?: string;
+  /** The search path for tuned-adm, powerprofilesctl and systemd-detect-virt; default: the service's PATH. */
+  path?: string;
+  /** Command names or absolute paths, overriding the defaults found on the search path. */
+  commands?: Partial<Commands>;
+  run?: RunFn;
+  /** Sysfs writes; tests inject refusals. */
+  io?: SysfsIo;
+  /** The effective uid, for messages about missing rights. Default: this process's. */
+  uid?: number;
+  /** Files whose presence means "in a container". Default /.dockerenv (docker), /run/.containerenv (podman). */
+  containerMarkers?: { path: string; kind: string }[];
+}
+
+interface Inspection {
+  state: SysfsState;
+  virt: VirtFacts;
+  view: OwnerView;
+  warnings: string[];
+}
+
+const virtLabel = (v: VirtFacts): string | null =>
+  v.vm && v.vm !== 'unknown' ? v.vm : (v.container ?? null);
+
+export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBackend => {
+  const sysfsRoot = options.sysfsRoot ?? '/sys';
+  const procfsRoot = options.procfsRoot ?? '/proc';
+  const io = options.io ?? defaultSysfsIo;
+  const uid = options.uid ?? process.getuid?.();
+  const runner: Runner = {
+    run: options.run ?? runCommand,
+    env: options.path !== undefined ? { PATH: options.path } : undefined,
+    files: {
+      tunedAdm: 'tuned-adm',
+      powerprofilesctl: 'powerprofilesctl',
+      systemdDetectVirt: 'systemd-detect-virt',
+      ...options.commands,
+    },
+  };
+
+  // Virtualization does not change while the service runs; look once.
+  let virtFacts: Promise<VirtFacts> | undefined;
+  const virt = () => {
+    virtFacts ??= detectVirtualization({
+      sysfsRoot,
+      procfsRoot,
+      containerMarkers: options.containerMarkers ?? [
+        { path: '/.dockerenv', kind: 'docker' },
+        { path: '/run/.containerenv', kind: 'podman' },
+      ],
+      detectVirt: systemdDetectVirt(runner.run, runner.files.systemdDetectVirt, runner.env),
+    });
+    return virtFacts;
+  };
+
+  const inspect = async (): Promise<Inspection> => {
+    const [state, v] = await Promise.all([readSysfs(sysfsRoot), virt()]);
+    const warnings: string[] = [];
+    let view: OwnerView | undefined;
+    for (const probe of [probeTuned, probePpd]) {
+      const found = await probe(runner);
+      if (found && 'view' in found) {
+        view = found.view;
+        break;
+      }
+      if (found) warnings.push(found.warning);
+    }
+    if (view && state.cpus.length === 0 && v.vm) {
+      warnings.push(
+        `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the ${view.owner} profile changes the guest's ` +
+          "settings only; the hypervisor host's power policy decides the CPU clock.",
+      );
+    }
+    view ??=
+      noControlsView(state, v) ?? (await sysfsView({ state, io, uid, reread: () => readSysfs(sysfsRoot) }));
+    if (view.owner === 'sysfs' && v.vm) {
+      warnings.push(
+        `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the guest's cpufreq settings may be ` +
+          "advisory only; the hypervisor host's power policy decides the CPU clock.",
+      );
+    }
+    return { state, virt: v, view, warnings: [...view.warnings, ...warnings] };
+  };
+
+  return {
+    name: 'linux',
+    async capabilities(): Promise<Capabilities> {
+      const { state, view } = await inspect();
+      return {
+        listPlans: view.plans.length > 0,
+        setPlan: view.canSet,
+        createPlan: false,
+        processorSettings: state.cpus.length > 0,
+      };
+    },
+    async listPlans() {
+      return (await inspect()).view.plans;
+    },
+    async getActive(): Promise<ActivePlan> {
+      const { state, view, warnings } = await inspect();
+      return {
+        plan: view.plans.find((p) => p.active) ?? null,
+        processor: processorSettings(state),
+        owner: view.owner,
+        policyManaged: false,
+        canSet: view.canSet,
+        ...(view.cannotSetReason ? { cannotSetReason: view.cannotSetReason } : {}),
+        ...(warnings.length ? { warnings } : {}),
+      };
+    },
+    async setActive(planId) {
+      const { view } = await inspect();
+      if (view.plans.length === 0) {
+        throw new PowerPlanError(
+          'unsupported',
+          view.cannotSetReason ?? 'This system exposes no power plans.',
+        );
+      }
+      await view.set(planId);
+    },
+    async facts(): Promise<BackendFacts> {
+      const [v, powerSource] = await Promise.all([virt(), detectPowerSource(sysfsRoot)]);
+      return { virtualization: { detected: Boolean(v.vm || v.container), kind: virtLabel(v) }, powerSource };
+    },
+  };
+};

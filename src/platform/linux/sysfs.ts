@@ -1,0 +1,206 @@
+/**
+ * Reads the cpufreq knobs from a sysfs tree (the real `/sys` or a fixture tree standing in for
+ * it) and writes governor / EPP values back. A missing file means "not exposed here" and reads as
+ * null, never as an error: most VMs have no cpufreq at all and many drivers lack EPP or boost.
+ */
+import { constants } from 'node:fs';
+import { access, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** The cpufreq view of one CPU; frequencies in kHz as the kernel reports them. */
+export interface CpuFreq {
+  cpu: number;
+  dir: string;
+  driver: string | null;
+  governor: string | null;
+  governors: string[];
+  energyPreference: string | null;
+  energyPreferences: string[];
+  minKHz: number | null;
+  maxKHz: number | null;
+  curKHz: number | null;
+  hwMinKHz: number | null;
+  hwMaxKHz: number | null;
+}
+
+export interface SysfsState {
+  root: string;
+  cpus: CpuFreq[];
+  intelPstate: {
+    status: string | null;
+    noTurbo: boolean | null;
+    minPerfPct: number | null;
+    maxPerfPct: number | null;
+  } | null;
+  amdPstateStatus: string | null;
+  /** cpufreq/boost (acpi-cpufreq, amd-pstate): true when boost is allowed. */
+  boost: boolean | null;
+  platformProfile: string | null;
+  platformProfileChoices: string[];
+}
+
+/** The write side, injectable so tests can make the kernel refuse a write (tests often run as root). */
+export interface SysfsIo {
+  write(path: string, value: string): Promise<void>;
+  writable(path: string): Promise<boolean>;
+}
+
+export const defaultSysfsIo: SysfsIo = {
+  write: (path, value) => writeFile(path, value),
+  writable: (path) =>
+    access(path, constants.W_OK).then(
+      () => true,
+      () => false,
+    ),
+};
+
+/** A sysfs attribute without its trailing newline (EPP choices end with a space too); null when absent. */
+export const readAttr = async (path: string): Promise<string | null> => {
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch {
+    return null;
+  }
+};
+
+const words = (s: string | null): string[] => (s ? s.split(/\s+/).filter(Boolean) : []);
+
+const int = (s: string | null): number | null => {
+  if (s === null || !/^-?\d+$/.test(s)) return null;
+  return Number(s);
+};
+
+const flag = (s: string | null): boolean | null => (s === '1' ? true : s === '0' ? false : null);
+
+const cpuDir = (root: string) => join(root, 'devices', 'system', 'cpu');
+
+const readCpu = async (cpu: number, dir: string): Promise<CpuFreq> => {
+  const f = (name: string) => readAttr(join(dir, name));
+  const [driver, governor, governors, epp, epps, min, max, cur, hwMin, hwMax] = await Promise.all([
+    f('scaling_driver'),
+    f('scaling_governor'),
+    f('scaling_available_governors'),
+    f('energy_performance_preference'),
+    f('energy_performance_available_preferences'),
+    f('scaling_min_freq'),
+    f('scaling_max_freq'),
+    f('scaling_cur_freq'),
+    f('cpuinfo_min_freq'),
+    f('cpuinfo_max_freq'),
+  ]);
+  return {
+    cpu,
+    dir,
+    driver,
+    governor,
+    governors: words(governors),
+    energyPreference: epp,
+    energyPreferences: words(epps),
+    minKHz: int(min),
+    maxKHz: int(max),
+    curKHz: int(cur),
+    hwMinKHz: int(hwMin),
+    hwMaxKHz: int(hwMax),
+  };
+};
+
+/** Online CPUs that have a cpufreq directory, in CPU order. */
+const readCpus = async (root: string): Promise<CpuFreq[]> => {
+  let names: string[];
+  try {
+    names = await readdir(cpuDir(root));
+  } catch {
+    return [];
+  }
+  const ids = names
+    .map((n) => /^cpu(\d+)$/.exec(n)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b);
+  const cpus = await Promise.all(
+    ids.map(async (id) => {
+      const base = join(cpuDir(root), `cpu${id}`);
+      // An offline CPU keeps its directory but answers nothing useful; cpu0 often has no `online` file.
+      if ((await readAttr(join(base, 'online'))) === '0') return null;
+      const dir = join(base, 'cpufreq');
+      const hasCpufreq = await access(dir).then(
+        () => true,
+        () => false,
+      );
+      return hasCpufreq ? readCpu(id, dir) : null;
+    }),
+  );
+  return cpus.filter((c): c is CpuFreq => c !== null);
+};
+
+export const readSysfs = async (root: string): Promise<SysfsState> => {
+  const cpu = cpuDir(root);
+  const pstate = (name: string) => readAttr(join(cpu, 'intel_pstate', name));
+  const [cpus, status, noTurbo, minPct, maxPct, amd, boost, profile, choices] = await Promise.all([
+    readCpus(root),
+    pstate('status'),
+    pstate('no_turbo'),
+    pstate('min_perf_pct'),
+    pstate('max_perf_pct'),
+    readAttr(join(cpu, 'amd_pstate', 'status')),
+    readAttr(join(cpu, 'cpufreq', 'boost')),
+    readAttr(join(root, 'firmware', 'acpi', 'platform_profile')),
+    readAttr(join(root, 'firmware', 'acpi', 'platform_profile_choices')),
+  ]);
+  const hasPstate = [status, noTurbo, minPct, maxPct].some((v) => v !== null);
+  return {
+    root,
+    cpus,
+    intelPstate: hasPstate
+      ? { status, noTurbo: flag(noTurbo), minPerfPct: int(minPct), maxPerfPct: int(maxPct) }
+      : null,
+    amdPstateStatus: amd,
+    boost: flag(boost),
+    platformProfile: profile,
+    platformProfileChoices: words(choices),
+  };
+};
+
+/** The value all CPUs share, `mixed` when they disagree, null when none has it. */
+export const common = (values: readonly (string | null)[]): string | null => {
+  const present = values.filter((v): v is string => v !== null);
+  if (present.length === 0) return null;
+  return present.every((v) => v === present[0]) && present.length === values.length ? present[0]! : 'mixed';
+};
+
+/** Compact CPU lists for messages: [0,1,2,5] -> "cpu0-2, cpu5". */
+export const cpuList = (cpus: readonly number[]): string => {
+  const sorted = [...cpus].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j > i ? `cpu${sorted[i]}-${sorted[j]}` : `cpu${sorted[i]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+};
+
+/** The driver works with EPP (intel_pstate active with HWP, amd-pstate-epp active): every CPU exposes it. */
+export const hasEpp = (s: SysfsState): boolean =>
+  s.cpus.length > 0 && s.cpus.every((c) => c.energyPreference !== null && c.energyPreferences.length > 0);
+
+/** The driver's mode as the kernel names it: intel_pstate / amd_pstate status (active, passive, guided). */
+export const driverMode = (s: SysfsState): string | null => {
+  const driver = common(s.cpus.map((c) => c.driver));
+  // Without the status file the driver name still tells the mode (intel_cpufreq is intel_pstate passive).
+  if (driver === 'intel_pstate' || driver === 'intel_cpufreq') {
+    return s.intelPstate?.status ?? (driver === 'intel_pstate' ? 'active' : 'passive');
+  }
+  if (driver?.startsWith('amd-pstate'))
+    return s.amdPstateStatus ?? (driver === 'amd-pstate-epp' ? 'active' : null);
+  return null;
+};
+
+/**
+ * The trap of PLATFORMS.md: with intel_pstate active (or amd-pstate-epp) the `powersave` governor is
+ * the driver's own algorithm steered by EPP (behaves like "balanced"); everywhere else, including
+ * intel_cpufreq (intel_pstate passive), `powersave` pins the minimum clock.
+ */
+export const powersaveIsBalanced = (driver: string | null): boolean =>
+  driver === 'intel_pstate' || driver === 'amd-pstate-epp';
