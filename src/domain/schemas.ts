@@ -93,6 +93,27 @@ export const ProcessorSettings = z
       .string()
       .nullable()
       .describe('ACPI platform_profile (Linux), e.g. performance, balanced, low-power.'),
+    driverMode: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        'Mode of the cpufreq driver (Linux intel_pstate / amd_pstate status: active, passive, guided); it changes what `powersave` means.',
+      ),
+    cpus: z
+      .array(
+        z.object({
+          cpu: z.number().int(),
+          driver: z.string().nullable(),
+          governor: z.string().nullable(),
+          energyPreference: z.string().nullable(),
+          minFreqKHz: z.number().nullable(),
+          maxFreqKHz: z.number().nullable(),
+          curFreqKHz: z.number().nullable(),
+        }),
+      )
+      .optional()
+      .describe('Per-CPU cpufreq settings (Linux), present when CPUs disagree.'),
   })
   .meta({
     id: 'ProcessorSettings',
