@@ -135,7 +135,10 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
     if (stopReason === undefined) hooks.progress?.({ progress: step++, total, message });
   };
   const guard = <T>(p: Promise<T>): Promise<T> => {
-    if (stopReason !== undefined) throw stopReason;
+    if (stopReason !== undefined) {
+      p.catch(() => undefined); // the request dies with its worker; the stop reason is the answer
+      throw stopReason;
+    }
     return p;
   };
 

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { serve } from '@hono/node-server';
+import { liveWorkers } from '../../src/bench/runner.ts';
+import { BenchmarkList, BenchmarkResult } from '../../src/domain/benchmark.ts';
+import { createApp } from '../../src/surfaces/rest.ts';
+import { type TestDeps, testDeps } from '../helpers.ts';
+
+/** Short ladder and forced: other work on a shared test machine must not make the guard refuse. */
+const body = JSON.stringify({ force: true, idleGapsMs: [20, 100] });
+const post = (base: string, signal?: AbortSignal) =>
+  fetch(`${base}/v1/benchmarks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    ...(signal ? { signal } : {}),
+  });
+
+const until = (condition: () => boolean) =>
+  new Promise<void>((resolve) => {
+    const poll = () => (condition() ? resolve() : setTimeout(poll, 5));
+    poll();
+  });
+
+describe('benchmarks over HTTP (real server on loopback)', () => {
+  let t: TestDeps;
+  let server: ReturnType<typeof serve>;
+  let base: string;
+  let id: string;
+
+  before(async () => {
+    t = await testDeps();
+    const app = createApp(t.deps);
+    server = await new Promise((resolve) => {
+      const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+    await t.cleanup();
+  });
+
+  it('runs a benchmark (201), refuses a concurrent one (409 problem+json), and keeps /healthz fast meanwhile', async () => {
+    const running = post(base);
+    await until(() => t.deps.bench.running && liveWorkers() > 0);
+
+    const second = await post(base);
+    assert.equal(second.status, 409);
+    assert.match(second.headers.get('content-type') ?? '', /application\/problem\+json/);
+    const problem = (await second.json()) as { status: number; code?: string; detail?: string };
+    assert.equal(problem.status, 409);
+    assert.match(JSON.stringify(problem), /busy/);
+
+    // The event loop is free while the workers run: health checks answer promptly throughout.
+    const latencies: number[] = [];
+    while (t.deps.bench.running && latencies.length < 50) {
+      const t0 = performance.now();
+      const h = await fetch(`${base}/healthz`);
+      latencies.push(performance.now() - t0);
+      assert.equal(h.status, 200);
+      await h.arrayBuffer();
+    }
+    assert.ok(latencies.length >= 3, `only ${latencies.length} health checks during the run`);
+    assert.ok(Math.max(...latencies) < 100, `slowest /healthz ${Math.max(...latencies).toFixed(1)} ms`);
+
+    const res = await running;
+    assert.equal(res.status, 201);
+    const result = BenchmarkResult.parse(await res.json());
+    assert.equal(result.environment.backend, 'simulated');
+    assert.ok(result.environment.activePlan?.plan, 'the active plan is recorded');
+    assert.ok(result.phases.sustainedSingle.throughput.value > 0);
+    id = result.id;
+  });
+
+  it('lists and fetches stored results; 404 for an unknown id, 400 for a malformed one', async () => {
+    const list = BenchmarkList.parse(await (await fetch(`${base}/v1/benchmarks?limit=5`)).json());
+    assert.equal(list.benchmarks[0]?.id, id);
+
+    const one = await fetch(`${base}/v1/benchmarks/${id}`);
+    assert.equal(one.status, 200);
+    assert.equal(BenchmarkResult.parse(await one.json()).id, id);
+
+    const unknown = await fetch(`${base}/v1/benchmarks/bm-20000101-000000-000000`);
+    assert.equal(unknown.status, 404);
+    assert.match(unknown.headers.get('content-type') ?? '', /application\/problem\+json/);
+    await unknown.arrayBuffer();
+
+    const malformed = await fetch(`${base}/v1/benchmarks/not-an-id`);
+    assert.equal(malformed.status, 400);
+    await malformed.arrayBuffer();
+  });
+
+  it('stops every worker when the HTTP client goes away', async () => {
+    const client = new AbortController();
+    const running = post(base, client.signal).catch((e: unknown) => e);
+    await until(() => t.deps.bench.running && liveWorkers() > 0);
+    client.abort();
+    assert.ok((await running) instanceof Error);
+    await until(() => !t.deps.bench.running);
+    assert.equal(liveWorkers(), 0);
+    const list = BenchmarkList.parse(await (await fetch(`${base}/v1/benchmarks`)).json());
+    assert.equal(list.total, 1, 'the cancelled run is not stored');
+  });
+});

@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { BenchmarkHistory } from '../../src/bench/history.ts';
+import { benchPlan } from '../../src/bench/profiles.ts';
+import { liveWorkers, runBenchmark } from '../../src/bench/runner.ts';
+import { BenchmarkService, type Fingerprint } from '../../src/bench/service.ts';
+import { BenchmarkResult, benchmarkIdPattern } from '../../src/domain/benchmark.ts';
+import { PowerPlanError } from '../../src/domain/errors.ts';
+import { Store } from '../../src/lib/store.ts';
+
+const fingerprint = async (): Promise<Fingerprint> => ({
+  activePlan: null,
+  backend: 'simulated',
+  virtualization: { detected: true, kind: 'kvm' },
+});
+const idle = async () => ({ busyPercent: 1, maxBusyPercent: 2, loadAverage: [0, 0, 0] });
+/** A short ladder keeps each real run near 2 s; one test runs the full quick profile. */
+const short = { idleGapsMs: [20, 100] };
+
+const isCode = (code: string) => (e: unknown) => {
+  assert.ok(e instanceof PowerPlanError, `expected PowerPlanError, got ${String(e)}`);
+  assert.equal(e.code, code, e.message);
+  return true;
+};
+
+describe('benchmark service (real runs)', () => {
+  let dir: string;
+  let store: Store;
+  let service: BenchmarkService;
+  let first: BenchmarkResult;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'powerplan-bench-'));
+    store = new Store(dir);
+    service = new BenchmarkService({ store, sampleLoad: idle });
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs the quick profile with sane figures, within its cap, and stores it', async () => {
+    const steps: string[] = [];
+    first = await service.run(
+      { profile: 'quick' },
+      { fingerprint, progress: (p) => steps.push(`${p.progress}/${p.total} ${p.message}`) },
+    );
+    assert.deepEqual(BenchmarkResult.parse(first), first);
+    assert.match(first.id, benchmarkIdPattern);
+    assert.equal(first.threads, availableParallelism());
+    assert.deepEqual(first.idleGapsMs, [50, 200, 1000]);
+    assert.ok(
+      first.durationMs > 0 && first.durationMs <= first.capMs,
+      `${first.durationMs} of ${first.capMs}`,
+    );
+    const ph = first.phases;
+    assert.ok(ph.calibration.unitIterations > 0);
+    assert.ok(ph.sustainedSingle.throughput.value > 0);
+    assert.equal(ph.sustainedSingle.throughput.unit, 'Mops/s');
+    assert.ok(ph.sustainedAllCore.throughput.value > 0);
+    assert.equal(ph.sustainedAllCore.threads, first.threads);
+    if (availableParallelism() > 1) {
+      // Generous: on a shared VM two threads may get little more than one, but never much less.
+      assert.ok(
+        ph.sustainedAllCore.throughput.value >= 0.8 * ph.sustainedSingle.throughput.value,
+        `all-core ${ph.sustainedAllCore.throughput.value} vs single ${ph.sustainedSingle.throughput.value}`,
+      );
+    }
+    assert.equal(ph.burstsAfterIdle.length, 3);
+    for (const g of ph.burstsAfterIdle) {
+      assert.equal(g.burstMs.n, 2);
+      assert.ok(g.penalty.median > 0 && g.burstMs.median > 0);
+    }
+    assert.equal(first.environment.backend, 'simulated');
+    assert.equal(first.environment.node, process.version);
+    assert.ok(first.warnings.some((w) => w.includes('virtual machine')));
+    assert.equal(steps.length, 10);
+    assert.match(steps[0]!, /^0\/10 calibrating/);
+    assert.equal(service.activeWorkers, 0);
+    assert.equal(existsSync(join(dir, 'benchmark.lock')), false);
+    assert.equal((await service.get(first.id)).id, first.id);
+  });
+
+  it('answers busy to a second run while one is in progress, in-process and across processes', async () => {
+    const running = service.run({ ...short, threads: 1 }, { fingerprint });
+    await assert.rejects(service.run({ ...short }, { fingerprint }), isCode('busy'));
+    // A second instance over the same state directory stands for the CLI beside the server.
+    const other = new BenchmarkService({ store: new Store(dir), sampleLoad: idle });
+    await assert.rejects(other.run({ ...short }, { fingerprint }), isCode('busy'));
+    await running;
+    assert.equal(service.running, false);
+  });
+
+  it('refuses with busy when the CPU is already loaded, unless forced', async () => {
+    const loaded = async () => ({ busyPercent: 85, maxBusyPercent: 100, loadAverage: [2, 2, 2] });
+    const guarded = new BenchmarkService({ store, sampleLoad: loaded });
+    await assert.rejects(guarded.run({ ...short }, { fingerprint }), (e) => {
+      isCode('busy')(e);
+      assert.match((e as Error).message, /85% busy.*force/);
+      return true;
+    });
+    const forced = await guarded.run({ ...short, threads: 1, force: true }, { fingerprint });
+    assert.equal(forced.forced, true);
+    assert.equal(forced.environment.loadBefore.cpuBusyPercent, 85);
+    assert.ok(forced.warnings.some((w) => /85% busy before the run \(forced\)/.test(w)));
+  });
+
+  it('stops every worker when cancelled mid-run, and can run again afterwards', async () => {
+    const controller = new AbortController();
+    let sawAllCore = false;
+    const run = service.run(
+      { ...short, threads: 3 },
+      {
+        fingerprint,
+        signal: controller.signal,
+        progress: (p) => {
+          if (p.message.startsWith('sustained all-core')) sawAllCore = true;
+        },
+      },
+    );
+    // Abort once the three all-core workers exist (polled on the event loop, not guessed with a sleep).
+    await new Promise<void>((resolve) => {
+      const poll = () => (sawAllCore && liveWorkers() === 3 ? resolve() : setImmediate(poll));
+      poll();
+    });
+    controller.abort();
+    await assert.rejects(run, isCode('cancelled'));
+    assert.equal(service.activeWorkers, 0);
+    assert.equal(service.running, false);
+    assert.equal(existsSync(join(dir, 'benchmark.lock')), false);
+    const again = await service.run({ ...short, threads: 1 }, { fingerprint });
+    assert.match(again.id, benchmarkIdPattern);
+  });
+
+  it('stops a run at its hard cap with timeout and leaves no worker', async () => {
+    await assert.rejects(runBenchmark(benchPlan('quick', 2), { capMs: 300 }), isCode('timeout'));
+    assert.equal(liveWorkers(), 0);
+  });
+
+  it('cancels a run when the service shuts down', async () => {
+    const shutdown = new AbortController();
+    const s = new BenchmarkService({ store, sampleLoad: idle, shutdown: shutdown.signal });
+    const run = s.run({ ...short }, { fingerprint, progress: () => shutdown.abort() });
+    await assert.rejects(run, isCode('cancelled'));
+    assert.equal(liveWorkers(), 0);
+    await assert.rejects(s.run({ ...short }, { fingerprint }), isCode('busy'));
+  });
+
+  it('keeps the history across a restart, newest first, and answers not_found for unknown ids', async () => {
+    const restarted = new BenchmarkService({ store: new Store(dir), sampleLoad: idle });
+    const list = await restarted.list();
+    assert.equal(list.total, 4);
+    assert.equal(list.benchmarks.at(-1)?.id, first.id);
+    assert.deepEqual((await restarted.list(2)).benchmarks.length, 2);
+    assert.deepEqual(await restarted.get(first.id), first);
+    await assert.rejects(restarted.get('bm-20000101-000000-000000'), isCode('not_found'));
+    await assert.rejects(restarted.get('../../etc/passwd'), isCode('not_found'));
+  });
+
+  it('bounds the history by count and by size, dropping the oldest', async () => {
+    const many = (n: number) =>
+      Array.from({ length: n }, (_, i) => {
+        const id = `bm-20250101-0000${String(i).padStart(2, '0')}-abcdef`;
+        return { ...first, id, summary: { ...first.summary, id } };
+      });
+    const byCount = new BenchmarkHistory(new Store(join(dir, 'count')), { count: 3 });
+    for (const r of many(5)) await byCount.add(r);
+    assert.deepEqual(
+      (await byCount.all()).map((r) => r.id.slice(-9, -7)),
+      ['04', '03', '02'],
+    );
+    const oneSize = Buffer.byteLength(JSON.stringify(first, null, 2));
+    const bySize = new BenchmarkHistory(new Store(join(dir, 'size')), { bytes: Math.round(2.5 * oneSize) });
+    for (const r of many(5)) await bySize.add(r);
+    assert.deepEqual(
+      (await bySize.all()).map((r) => r.id.slice(-9, -7)),
+      ['04', '03'],
+    );
+  });
+});
