@@ -15,6 +15,7 @@ import { runOperation } from '../operations/run.ts';
 import { version } from '../version.ts';
 import { normalizeError, toProblem } from './errors.ts';
 import { coerceStrings, inputFields } from './input.ts';
+import { tokenCommands } from './tokens.ts';
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -73,6 +74,7 @@ const serviceCommands: ServiceCommand[] = [
 
 /** Registers a further service command (mcp, token, ...); called by the module that implements it. */
 export const addServiceCommand = (cmd: ServiceCommand) => serviceCommands.push(cmd);
+for (const cmd of tokenCommands) addServiceCommand(cmd);
 
 const optionsFor = (op: Operation): NonNullable<ParseArgsConfig['options']> =>
   Object.fromEntries(

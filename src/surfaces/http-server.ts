@@ -5,6 +5,7 @@
 import { serve } from '@hono/node-server';
 import type { Deps } from '../deps.ts';
 import { recover } from '../services/recovery.ts';
+import { installHttpSecurity, loadHttpSecurity, serveOptions } from './http-security.ts';
 import { createApp } from './rest.ts';
 
 export interface RunningServer {
@@ -13,16 +14,18 @@ export interface RunningServer {
 }
 
 export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
+  // Unsafe settings stop the start before recovery touches anything.
+  const security = await loadHttpSecurity(deps.config, deps.log);
   await recover(deps);
-  const app = createApp(deps);
+  const app = createApp(deps, { middleware: (a) => installHttpSecurity(a, security, deps.log) });
   const { host, port } = deps.config;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: host, port, ...serveOptions(security) }, () => resolve(s));
     s.once('error', reject);
   });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  const url = `${security.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   deps.log.info('listening', { url, backend: deps.backend.name, stateDir: deps.config.stateDir });
   return {
     url,

@@ -1,0 +1,209 @@
+/**
+ * API tokens: the token file holds, per token, its name, scopes, creation time and the SHA-256 of
+ * the token, never the token itself, so a leaked file grants nothing. Tokens are checked in
+ * constant time against every entry, and the file is re-read when it changes on disk, so
+ * `powerplan token create/revoke` take effect in a running server without a restart.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { PowerPlanError } from '../domain/errors.ts';
+import { type Caller, Scope } from '../domain/scopes.ts';
+
+/** Token names end up in the audit log and in log lines: keep them plain. */
+export const TOKEN_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
+/** Names with a meaning of their own in the audit log. */
+const reservedNames = new Set(['local', 'service']);
+
+export const TokenName = z
+  .string()
+  .regex(
+    TOKEN_NAME,
+    'must be 1-63 letters, digits, dots, dashes or underscores, starting with a letter or digit',
+  )
+  .refine((n) => !reservedNames.has(n.toLowerCase()), 'is reserved (local, service)');
+
+export const TokenEntry = z
+  .object({
+    name: TokenName,
+    scopes: z.array(Scope).min(1),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits'),
+    created: z.string(),
+  })
+  .strict();
+export type TokenEntry = z.infer<typeof TokenEntry>;
+
+export const TokenFile = z.object({ tokens: z.array(TokenEntry) }).strict();
+export type TokenFile = z.infer<typeof TokenFile>;
+
+const TOKEN_PREFIX = 'pp_';
+/** What a token looks like: the prefix and 32 random bytes in base64url. */
+const TOKEN_SHAPE = /^pp_[A-Za-z0-9_-]{43}$/;
+
+export const newToken = (): string => TOKEN_PREFIX + randomBytes(32).toString('base64url');
+
+export const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+
+/** Parses `read,control` into scopes; an unknown scope is a caller error naming the valid ones. */
+export const parseScopes = (text: string): Scope[] => {
+  const parts = [...new Set(text.split(',').map((s) => s.trim().toLowerCase()))].filter(Boolean);
+  const bad = parts.filter((p) => !Scope.safeParse(p).success);
+  if (parts.length === 0 || bad.length) {
+    throw new PowerPlanError(
+      'invalid_input',
+      `--scopes: ${bad.length ? `unknown scope(s) ${bad.map((b) => `'${b}'`).join(', ')}` : 'empty'}; use a comma-separated list of read, benchmark, control (control implies the others).`,
+    );
+  }
+  return parts as Scope[];
+};
+
+const invalidFile = (path: string, why: string) =>
+  new PowerPlanError(
+    'invalid_input',
+    `The token file ${path} is not valid (${why}). Fix or remove it, then create tokens with 'powerplan token create'.`,
+  );
+
+/** Reads the token file; an absent file is an empty one. */
+export const readTokenFile = async (path: string): Promise<TokenFile> => {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { tokens: [] };
+    throw e;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw invalidFile(path, 'not JSON');
+  }
+  const parsed = TokenFile.safeParse(json);
+  if (!parsed.success) throw invalidFile(path, parsed.error.issues.map((i) => i.message).join('; '));
+  return parsed.data;
+};
+
+/** Replaces the token file atomically (temp file, fsync, rename), readable by its owner only. */
+export const writeTokenFile = async (path: string, file: TokenFile): Promise<void> => {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(`${JSON.stringify(TokenFile.parse(file), null, 2)}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+};
+
+export const createToken = async (
+  path: string,
+  name: string,
+  scopes: Scope[],
+  now = new Date(),
+): Promise<{ token: string; entry: TokenEntry }> => {
+  const checked = TokenName.safeParse(name);
+  if (!checked.success) {
+    throw new PowerPlanError('invalid_input', `--name: ${checked.error.issues[0]?.message ?? 'invalid'}`);
+  }
+  const file = await readTokenFile(path);
+  if (file.tokens.some((t) => t.name.toLowerCase() === name.toLowerCase())) {
+    throw new PowerPlanError(
+      'conflict',
+      `A token named '${name}' exists already; revoke it first or choose another name.`,
+    );
+  }
+  const token = newToken();
+  const entry: TokenEntry = { name, scopes, sha256: hashToken(token), created: now.toISOString() };
+  await writeTokenFile(path, { tokens: [...file.tokens, entry] });
+  return { token, entry };
+};
+
+export const revokeToken = async (path: string, name: string): Promise<void> => {
+  const file = await readTokenFile(path);
+  const kept = file.tokens.filter((t) => t.name.toLowerCase() !== name.toLowerCase());
+  if (kept.length === file.tokens.length) {
+    throw new PowerPlanError('not_found', `No token named '${name}' in ${path}.`, {
+      names: file.tokens.map((t) => t.name),
+    });
+  }
+  await writeTokenFile(path, { tokens: kept });
+};
+
+/** The outcome of checking a presented token. */
+export type Verdict =
+  | { ok: true; caller: Caller }
+  | { ok: false; reason: 'missing' | 'malformed' | 'unknown' };
+
+/**
+ * Checks bearer tokens against the token file, re-reading it when its identity, size or mtime
+ * change. A file that turns invalid while running rejects every token (fail closed) until fixed.
+ */
+export class TokenVerifier {
+  readonly path: string;
+  private entries: { entry: TokenEntry; digest: Buffer }[] = [];
+  private seen = '';
+  private broken: string | undefined;
+  private readonly onProblem: (message: string) => void;
+
+  constructor(path: string, onProblem: (message: string) => void = () => {}) {
+    this.path = path;
+    this.onProblem = onProblem;
+  }
+
+  /** Reloads when the file changed; safe to call on every request (one stat). */
+  async refresh(): Promise<void> {
+    let key: string;
+    try {
+      const s = await stat(this.path, { bigint: true });
+      key = `${s.ino}:${s.size}:${s.mtimeNs}`;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      key = 'absent';
+    }
+    if (key === this.seen) return;
+    this.seen = key;
+    try {
+      const file = await readTokenFile(this.path);
+      this.entries = file.tokens.map((entry) => ({ entry, digest: Buffer.from(entry.sha256, 'hex') }));
+      this.broken = undefined;
+    } catch (e) {
+      this.entries = [];
+      this.broken = e instanceof Error ? e.message : String(e);
+      this.onProblem(this.broken);
+    }
+  }
+
+  get problem(): string | undefined {
+    return this.broken;
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** Compares the token's digest with every entry in constant time, without stopping at a match. */
+  async verify(token: string | undefined, remote?: string): Promise<Verdict> {
+    await this.refresh();
+    if (token === undefined || token === '') return { ok: false, reason: 'missing' };
+    if (!TOKEN_SHAPE.test(token)) return { ok: false, reason: 'malformed' };
+    const digest = createHash('sha256').update(token, 'utf8').digest();
+    let match: TokenEntry | undefined;
+    for (const { entry, digest: known } of this.entries) {
+      if (timingSafeEqual(digest, known) && !match) match = entry;
+    }
+    if (!match) return { ok: false, reason: 'unknown' };
+    return {
+      ok: true,
+      caller: { name: match.name, scopes: match.scopes, ...(remote ? { remote } : {}) },
+    };
+  }
+}

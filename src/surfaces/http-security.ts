@@ -1,0 +1,171 @@
+/**
+ * The HTTP server's safe defaults, decided once at start-up from the configuration: refuse to
+ * listen beyond loopback without a token file, optional TLS, CORS only for listed origins,
+ * security headers, and timeouts for slow clients. Bad settings stop the start with a message
+ * naming the variable (exit 2), before anything listens.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Hono } from 'hono';
+import { cors } from 'hono/cors';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Config } from '../config.ts';
+import type { Deps } from '../deps.ts';
+import { PowerPlanError } from '../domain/errors.ts';
+import { TokenVerifier } from '../lib/tokens.ts';
+import { authMiddleware, isLoopbackAddress } from './auth.ts';
+import type { AppEnv } from './rest.ts';
+
+/**
+ * Node's limits on receiving a request (not on running it: a benchmark may take 20 s or more and
+ * is bounded by its own duration and the shutdown signal). They stop slow-loris clients.
+ */
+export const SERVER_TIMEOUTS = { headersTimeout: 15_000, requestTimeout: 30_000 };
+
+const configError = (variable: string, message: string) =>
+  new PowerPlanError('invalid_input', `Invalid configuration:\n  ${variable}: ${message}`);
+
+export const isLoopbackHost = (host: string): boolean => {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || isLoopbackAddress(h);
+};
+
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
+const FRAME_SOURCE = /^(?:'self'|https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?)$/;
+
+export const parseCorsOrigins = (text: string | undefined): string[] => {
+  if (!text) return [];
+  const origins = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = origins.filter((o) => !ORIGIN.test(o));
+  if (bad.length) {
+    throw configError(
+      'POWERPLAN_CORS_ORIGINS',
+      `not an origin: ${bad.join(', ')}; list origins as scheme://host[:port], comma-separated (no '*', no path).`,
+    );
+  }
+  return origins;
+};
+
+export const parseFrameAncestors = (text: string): string[] => {
+  const sources = text.split(/\s+/).filter(Boolean);
+  const ok =
+    (sources.length === 1 && sources[0] === "'none'") ||
+    (sources.length > 0 && sources.every((s) => FRAME_SOURCE.test(s)));
+  if (!ok) {
+    throw configError(
+      'POWERPLAN_FRAME_ANCESTORS',
+      `"${text}" is not a frame-ancestors list; use 'none', 'self' or space-separated origins such as ` +
+        `"'self' https://portal.example.com".`,
+    );
+  }
+  return sources;
+};
+
+export interface HttpSecurity {
+  verifier?: TokenVerifier;
+  tls?: { key: Buffer; cert: Buffer };
+  corsOrigins: string[];
+  frameAncestors: string[];
+}
+
+const readPem = (variable: string, path: string): Buffer => {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw configError(variable, `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? e}).`);
+  }
+};
+
+/** Checks the configuration for the HTTP server; throws a configuration error (exit 2) when unsafe. */
+export const loadHttpSecurity = async (config: Config, log: Deps['log']): Promise<HttpSecurity> => {
+  if (!config.tokenFile && !isLoopbackHost(config.host)) {
+    throw configError(
+      'POWERPLAN_HOST',
+      `refusing to listen on ${config.host} without a token file: anyone who can reach it could change the ` +
+        'power plan. Create a token (POWERPLAN_TOKEN_FILE=/path/tokens.json powerplan token create --name admin ' +
+        '--scopes control) and start with POWERPLAN_TOKEN_FILE set, or listen on 127.0.0.1.',
+    );
+  }
+  if (Boolean(config.tlsCert) !== Boolean(config.tlsKey)) {
+    throw configError(
+      config.tlsCert ? 'POWERPLAN_TLS_KEY' : 'POWERPLAN_TLS_CERT',
+      'TLS needs both POWERPLAN_TLS_CERT and POWERPLAN_TLS_KEY (PEM files).',
+    );
+  }
+  const tls =
+    config.tlsCert && config.tlsKey
+      ? {
+          cert: readPem('POWERPLAN_TLS_CERT', config.tlsCert),
+          key: readPem('POWERPLAN_TLS_KEY', config.tlsKey),
+        }
+      : undefined;
+  const corsOrigins = parseCorsOrigins(config.corsOrigins);
+  const frameAncestors = parseFrameAncestors(config.frameAncestors);
+
+  let verifier: TokenVerifier | undefined;
+  if (config.tokenFile) {
+    verifier = new TokenVerifier(config.tokenFile, (problem) =>
+      log.error('token file rejected; no token is accepted until it is fixed', { problem }),
+    );
+    await verifier.refresh();
+    if (verifier.problem) throw configError('POWERPLAN_TOKEN_FILE', verifier.problem);
+    if (verifier.size === 0) {
+      log.warn('the token file has no tokens yet: every request except /healthz is refused', {
+        tokenFile: config.tokenFile,
+        hint: 'powerplan token create --name <name> --scopes read',
+      });
+    }
+  }
+  return { ...(verifier ? { verifier } : {}), ...(tls ? { tls } : {}), corsOrigins, frameAncestors };
+};
+
+/** Response headers, CORS and authentication, in that order (a CORS preflight carries no token). */
+export const installHttpSecurity = (app: Hono<AppEnv>, sec: HttpSecurity, log: Deps['log']): void => {
+  const ancestors = sec.frameAncestors;
+  const onlySelf = ancestors.length === 1 && ancestors[0] === "'self'";
+  const none = ancestors.length === 1 && ancestors[0] === "'none'";
+  app.use(
+    '*',
+    secureHeaders({
+      contentSecurityPolicy: { frameAncestors: ancestors },
+      // X-Frame-Options cannot list origins: send it only where it says the same as frame-ancestors.
+      xFrameOptions: onlySelf ? 'SAMEORIGIN' : none ? 'DENY' : false,
+      strictTransportSecurity: sec.tls ? 'max-age=31536000' : false,
+      crossOriginEmbedderPolicy: false,
+      // A page or docs route may set its own fuller policy.
+      overwrite: false,
+    }),
+  );
+  if (sec.corsOrigins.length) {
+    app.use(
+      '*',
+      cors({
+        origin: sec.corsOrigins,
+        allowMethods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
+        allowHeaders: [
+          'Authorization',
+          'Content-Type',
+          'Mcp-Session-Id',
+          'Mcp-Protocol-Version',
+          'Last-Event-ID',
+        ],
+        exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate'],
+        maxAge: 600,
+        credentials: false,
+      }),
+    );
+  }
+  app.use('*', authMiddleware({ ...(sec.verifier ? { verifier: sec.verifier } : {}), log }));
+};
+
+/** Options for @hono/node-server's `serve`: HTTPS when configured, and the receive timeouts. */
+export const serveOptions = (sec: HttpSecurity) =>
+  sec.tls
+    ? {
+        createServer: createHttpsServer,
+        serverOptions: { key: sec.tls.key, cert: sec.tls.cert, ...SERVER_TIMEOUTS },
+      }
+    : { serverOptions: { ...SERVER_TIMEOUTS } };
