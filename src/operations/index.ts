@@ -1,6 +1,7 @@
 /** The registry: every operation the service offers, in the order surfaces list them. */
 import type { Operation } from './define.ts';
 import { getActivePowerPlan } from './get-active-power-plan.ts';
+import { getAuditLog } from './get-audit-log.ts';
 import { getBenchmark } from './get-benchmark.ts';
 import { getSystemInfo } from './get-system-info.ts';
 import { listBenchmarks } from './list-benchmarks.ts';
@@ -13,6 +14,7 @@ export const operations: readonly Operation[] = [
   listPowerPlans,
   getActivePowerPlan,
   setPowerPlan,
+  getAuditLog,
   runCpuBenchmark,
   listBenchmarks,
   getBenchmark,
