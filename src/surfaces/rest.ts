@@ -14,8 +14,10 @@ import { type Caller, localCaller } from '../domain/scopes.ts';
 import type { Operation } from '../operations/define.ts';
 import { operations } from '../operations/index.ts';
 import { runOperation } from '../operations/run.ts';
+import { mountDocs } from './docs.ts';
 import { normalizeError, toProblem } from './errors.ts';
 import { coerceStrings } from './input.ts';
+import { createMetrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -77,6 +79,8 @@ export interface AppOptions {
 
 export const createApp = (deps: Deps, options: AppOptions = {}): Hono<AppEnv> => {
   const app = new Hono<AppEnv>();
+  const metrics = createMetrics(deps);
+  app.use('*', metrics.middleware);
   app.use('*', async (c, next) => {
     c.set('caller', { ...localCaller, ...(remoteAddress(c) ? { remote: remoteAddress(c) } : {}) });
     await next();
@@ -95,6 +99,8 @@ export const createApp = (deps: Deps, options: AppOptions = {}): Hono<AppEnv> =>
   options.middleware?.(app);
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/metrics', metrics.handler);
+  mountDocs(app);
   let openapi: string | undefined;
   app.get('/openapi.json', (c) => {
     openapi ??= JSON.stringify(buildOpenApiDocument());

@@ -1,0 +1,325 @@
+/**
+ * Prometheus metrics at GET /metrics: the plan in force and its processor settings, the latest
+ * benchmark, plan changes (from the audit log), HTTP request counts and latencies, and the process.
+ * Each app has its own registry, never prom-client's global one, so several apps in one process
+ * (tests, embedders) neither share nor clash. The read-only gauges are filled on scrape from one
+ * read of the backend per scrape; nothing polls between scrapes.
+ */
+import { open, stat } from 'node:fs/promises';
+import type { Context, MiddlewareHandler } from 'hono';
+import { routePath } from 'hono/route';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Deps } from '../deps.ts';
+import type { BenchmarkResult } from '../domain/benchmark.ts';
+import { PowerPlanError } from '../domain/errors.ts';
+import type { AcDc, ActivePlan } from '../domain/schemas.ts';
+import { type Caller, grants } from '../domain/scopes.ts';
+
+/** What one scrape reads; every gauge's collect() shares it. */
+interface Snapshot {
+  active: ActivePlan | undefined;
+  benchmark: BenchmarkResult | undefined;
+  planChanges: number;
+}
+
+/** Audit results that mean the active plan really changed (a restore switches it back). */
+const planChangeResults = new Set(['changed', 'restored']);
+
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * Counts plan changes in audit.jsonl incrementally: each scrape reads only what was appended since
+ * the last one, so a long audit log costs nothing per scrape. Counting from the log (rather than
+ * a hook in the operation) also counts changes made by the CLI in another process.
+ */
+class AuditChangeCounter {
+  readonly #path: string;
+  #offset = 0;
+  #count = 0;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  async total(): Promise<number> {
+    let size: number;
+    try {
+      size = (await stat(this.#path)).size;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return this.#count;
+      throw e;
+    }
+    if (size < this.#offset) {
+      // Truncated or replaced: start over; Prometheus treats the drop as a counter reset.
+      this.#offset = 0;
+      this.#count = 0;
+    }
+    if (size === this.#offset) return this.#count;
+    const handle = await open(this.#path, 'r');
+    try {
+      const buf = Buffer.alloc(Math.min(CHUNK_BYTES, size - this.#offset));
+      while (this.#offset < size) {
+        const { bytesRead } = await handle.read(
+          buf,
+          0,
+          Math.min(buf.length, size - this.#offset),
+          this.#offset,
+        );
+        if (bytesRead === 0) break;
+        const end = buf.subarray(0, bytesRead).lastIndexOf(0x0a);
+        if (end < 0) {
+          // A line longer than a chunk is no audit record we wrote; a torn tail waits for its newline.
+          if (bytesRead === buf.length) this.#offset += bytesRead;
+          break;
+        }
+        for (const line of buf.subarray(0, end).toString('utf8').split('\n')) {
+          if (!line.trim()) continue;
+          try {
+            if (planChangeResults.has((JSON.parse(line) as { result?: string }).result ?? '')) this.#count++;
+          } catch {
+            // a line cut short by a crash mid-append: the audit reader skips it too
+          }
+        }
+        this.#offset += end + 1;
+      }
+    } finally {
+      await handle.close();
+    }
+    return this.#count;
+  }
+}
+
+/** The newest stored benchmark result, re-read only when the history file changed. */
+const latestBenchmarkReader = (deps: Deps) => {
+  let cached: { mtimeMs: number; result: BenchmarkResult | undefined } | undefined;
+  return async (): Promise<BenchmarkResult | undefined> => {
+    let mtimeMs: number;
+    try {
+      mtimeMs = (await stat(deps.store.path('benchmarks.json'))).mtimeMs;
+    } catch {
+      return undefined;
+    }
+    if (cached?.mtimeMs === mtimeMs) return cached.result;
+    const newest = (await deps.bench.list(1)).benchmarks[0];
+    const result = newest ? await deps.bench.get(newest.id) : undefined;
+    cached = { mtimeMs, result };
+    return result;
+  };
+};
+
+/** HTTP methods kept as label values; anything else is `other`, so a client cannot add series. */
+const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
+
+/** The matched route pattern (`/v1/benchmarks/:id`), never the raw path; `unmatched` for 404s. */
+const routeLabel = (c: Context): string => {
+  const pattern = routePath(c, -1);
+  return pattern === '' || pattern === '*' || pattern === '/*' ? 'unmatched' : pattern;
+};
+
+export interface Metrics {
+  registry: Registry;
+  /** Counts and times every request; install it before auth so refused requests count too. */
+  middleware: MiddlewareHandler;
+  /** GET /metrics: the read scope, like the read operations. */
+  handler: (c: Context) => Promise<Response>;
+}
+
+export const createMetrics = (deps: Deps): Metrics => {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const audit = new AuditChangeCounter(deps.store.path('audit.jsonl'));
+  const latestBenchmark = latestBenchmarkReader(deps);
+  let scrape: Promise<Snapshot> = Promise.resolve({
+    active: undefined,
+    benchmark: undefined,
+    planChanges: 0,
+  });
+
+  const read = async (): Promise<Snapshot> => {
+    // A failing read leaves its gauges empty (and powerplan_backend_up at 0) instead of failing the scrape.
+    const [active, benchmark, planChanges] = await Promise.all([
+      deps.backend.getActive().catch((e) => {
+        deps.log.warn('metrics: reading the active plan failed', { error: String(e) });
+        return undefined;
+      }),
+      latestBenchmark().catch((e) => {
+        deps.log.warn('metrics: reading the benchmark history failed', { error: String(e) });
+        return undefined;
+      }),
+      audit.total().catch((e) => {
+        deps.log.warn('metrics: reading the audit log failed', { error: String(e) });
+        return 0;
+      }),
+    ]);
+    return { active, benchmark, planChanges };
+  };
+
+  /** Sets an ac/dc setting given in % as a 0..1 ratio; absent values leave no sample. */
+  const setAcDc = (gauge: Gauge<'power'>, value: AcDc | null | undefined) => {
+    if (value?.ac != null) gauge.set({ power: 'ac' }, value.ac / 100);
+    if (value?.dc != null) gauge.set({ power: 'dc' }, value.dc / 100);
+  };
+
+  /** A gauge recomputed from the scrape's snapshot each time it is collected. */
+  const snapshotGauge = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    fill: (gauge: Gauge<L>, s: Snapshot) => void,
+  ) =>
+    new Gauge<L>({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        const s = await scrape;
+        this.reset();
+        fill(this, s);
+      },
+    });
+
+  snapshotGauge(
+    'powerplan_backend_up',
+    '1 when the power backend answered this scrape, else 0.',
+    [],
+    (g, s) => g.set(s.active ? 1 : 0),
+  );
+  snapshotGauge(
+    'powerplan_active_plan_info',
+    'The power plan in force (always 1; the plan is in the labels).',
+    ['id', 'name', 'kind', 'backend', 'owner'],
+    (g, s) => {
+      const plan = s.active?.plan;
+      if (plan && s.active)
+        g.set(
+          {
+            id: plan.id,
+            name: plan.name,
+            kind: plan.kind,
+            backend: deps.backend.name,
+            owner: s.active.owner,
+          },
+          1,
+        );
+    },
+  );
+  snapshotGauge(
+    'powerplan_processor_min_state_ratio',
+    'Minimum processor state of the active plan (0..1; Windows PROCTHROTTLEMIN) on mains (ac) or battery (dc).',
+    ['power'],
+    (g, s) => setAcDc(g, s.active?.processor.minStatePercent),
+  );
+  snapshotGauge(
+    'powerplan_processor_max_state_ratio',
+    'Maximum processor state of the active plan (0..1; Windows PROCTHROTTLEMAX) on mains (ac) or battery (dc).',
+    ['power'],
+    (g, s) => setAcDc(g, s.active?.processor.maxStatePercent),
+  );
+  snapshotGauge(
+    'powerplan_processor_epp_ratio',
+    'Energy performance preference of the active plan (0 = performance .. 1 = energy; Windows PERFEPP).',
+    ['power'],
+    (g, s) => setAcDc(g, s.active?.processor.epp),
+  );
+  snapshotGauge(
+    'powerplan_governor_info',
+    'cpufreq scaling governor and driver (Linux; always 1, the values are in the labels).',
+    ['governor', 'driver'],
+    (g, s) => {
+      const p = s.active?.processor;
+      if (p && (p.governor !== null || p.driver !== null))
+        g.set({ governor: p.governor ?? '', driver: p.driver ?? '' }, 1);
+    },
+  );
+  snapshotGauge(
+    'powerplan_policy_managed',
+    '1 when a policy (e.g. Windows group policy) sets the plan and will revert a change, else 0.',
+    [],
+    (g, s) => {
+      if (s.active) g.set(s.active.policyManaged ? 1 : 0);
+    },
+  );
+  snapshotGauge(
+    'powerplan_benchmark_burst_penalty_ratio',
+    'Latest benchmark: how much slower a burst ran after an idle gap than on a warm core (median; 0 = as fast, 0.3 = 30% slower).',
+    ['gap_seconds'],
+    (g, s) => {
+      for (const gap of s.benchmark?.phases.burstsAfterIdle ?? [])
+        g.set({ gap_seconds: String(gap.idleGapMs / 1000) }, gap.penaltyPercent.value / 100);
+    },
+  );
+  snapshotGauge(
+    'powerplan_benchmark_throughput_operations_per_second',
+    'Latest benchmark: sustained kernel operations per second on one thread (single_thread) and on all threads together (all_core).',
+    ['phase'],
+    (g, s) => {
+      const phases = s.benchmark?.phases;
+      if (!phases) return;
+      g.set({ phase: 'single_thread' }, phases.sustainedSingle.throughput.value * 1e6);
+      g.set({ phase: 'all_core' }, phases.sustainedAllCore.throughput.value * 1e6);
+    },
+  );
+  snapshotGauge(
+    'powerplan_benchmark_last_run_timestamp_seconds',
+    'Latest benchmark: when it finished (Unix time) and its profile, to tell a fresh measurement from an old one.',
+    ['profile'],
+    (g, s) => {
+      // Labelled so that no benchmark means no sample: a label-less gauge would report 0 (1970).
+      if (s.benchmark) g.set({ profile: s.benchmark.profile }, Date.parse(s.benchmark.finishedAt) / 1000);
+    },
+  );
+  new Counter({
+    name: 'powerplan_plan_changes_total',
+    help: 'Changes of the active plan recorded in the audit log (by any caller, including the CLI and restores).',
+    registers: [registry],
+    async collect() {
+      const { planChanges } = await scrape;
+      this.reset();
+      this.inc(planChanges);
+    },
+  });
+
+  const requests = new Counter({
+    name: 'powerplan_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'powerplan_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by method and route pattern.',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+
+  const middleware: MiddlewareHandler = async (c, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const method = knownMethods.has(c.req.method) ? c.req.method : 'other';
+      const route = routeLabel(c);
+      requests.inc({ method, route, status: String(c.res.status) });
+      duration.observe({ method, route }, (performance.now() - started) / 1000);
+    }
+  };
+
+  const handler = async (c: Context): Promise<Response> => {
+    const caller = c.get('caller') as Caller;
+    if (!grants(caller.scopes, 'read')) {
+      throw new PowerPlanError(
+        'forbidden',
+        `GET /metrics needs the 'read' scope; the caller '${caller.name}' does not have it.`,
+        { requiredScope: 'read' },
+      );
+    }
+    scrape = read();
+    const body = await registry.metrics();
+    return c.body(body, 200, { 'content-type': registry.contentType });
+  };
+
+  return { registry, middleware, handler };
+};

@@ -1,0 +1,78 @@
+/**
+ * External tools the integration tests drive (ansible-playbook, Python's prometheus_client). On a
+ * developer machine a missing tool skips the test with a message saying how to install it; in CI
+ * (CI=true), where .ci/run installs them, a missing tool fails the test instead of hiding it.
+ */
+import { execFile } from 'node:child_process';
+import type { TestContext } from 'node:test';
+
+export const inCi = process.env.CI === 'true';
+
+/** Runs a program and resolves with its exit code and output; a missing program gives code null. */
+export const run = (
+  file: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    const child = execFile(
+      file,
+      args,
+      {
+        env: options.env ?? process.env,
+        cwd: options.cwd,
+        timeout: options.timeoutMs ?? 120_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+
+/**
+ * Skips (outside CI) or fails (in CI) when a tool is unavailable; returns true when the test may go on.
+ * `install` says how to get it, for the skip message and the failure.
+ */
+export const requireTool = (t: TestContext, available: boolean, what: string, install: string): boolean => {
+  if (available) return true;
+  if (inCi) throw new Error(`${what} is missing in CI; .ci/run should have installed it (${install}).`);
+  t.skip(`${what} is not installed here; install it with: ${install}`);
+  return false;
+};
+
+/** The first Python that can import prometheus_client (Debian's is in /usr/bin, not in a pyenv). */
+export const findPrometheusPython = async (): Promise<string | undefined> => {
+  for (const python of ['/usr/bin/python3', 'python3']) {
+    const r = await run(python, ['-c', 'import prometheus_client'], { timeoutMs: 20_000 });
+    if (r.code === 0) return python;
+  }
+  return undefined;
+};
+
+/** One metric family as Python's prometheus_client parser reads it. */
+export interface ParsedFamily {
+  name: string;
+  type: string;
+  samples: { name: string; labels: Record<string, string>; value: number }[];
+}
+
+// The parser of the Prometheus client library for Python: a second, independent reading of the format.
+const parserScript = `
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+out = []
+for f in text_string_to_metric_families(sys.stdin.read()):
+    out.append({"name": f.name, "type": f.type,
+                "samples": [{"name": s.name, "labels": s.labels, "value": s.value} for s in f.samples]})
+json.dump(out, sys.stdout, allow_nan=True)
+`;
+
+/** Parses Prometheus text exposition with prometheus_client; throws with the parser's message on bad input. */
+export const parsePrometheusText = async (python: string, text: string): Promise<ParsedFamily[]> => {
+  const r = await run(python, ['-c', parserScript], { input: text, timeoutMs: 30_000 });
+  if (r.code !== 0) throw new Error(`prometheus_client could not parse the exposition: ${r.stderr}`);
+  return JSON.parse(r.stdout.replace(/\bNaN\b/g, 'null').replace(/-?Infinity\b/g, 'null')) as ParsedFamily[];
+};
