@@ -1,0 +1,103 @@
+/**
+ * Checks shared by the MCP tests over every transport (in-memory, stdio, HTTP): the tool list
+ * against the registry, and one tool call checked against the operation's output schema.
+ */
+import assert from 'node:assert/strict';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Operation } from '../../src/operations/define.ts';
+
+/**
+ * The SDK lists zod schemas as draft-07 (`$schema` says so); the vocabulary zod emits is the same in
+ * 2020-12, so the schemas are checked against the 2020-12 meta-schema without that marker.
+ */
+const as2020 = (schema: object): object => {
+  const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
+  return rest;
+};
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+
+/** Every registry operation is listed once, as a tool with valid schemas and its annotations. */
+export const checkToolList = async (
+  client: Client,
+  ops: readonly Operation[],
+): Promise<Map<string, Tool>> => {
+  const { tools } = await client.listTools();
+  assert.deepEqual(
+    tools.map((t) => t.name).sort(),
+    ops.map((o) => o.name).sort(),
+    'one tool per registry operation',
+  );
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  for (const op of ops) {
+    const tool = byName.get(op.name)!;
+    assert.equal(tool.title, op.title);
+    assert.equal(tool.description, op.description);
+    assert.deepEqual(
+      {
+        readOnlyHint: tool.annotations?.readOnlyHint,
+        destructiveHint: tool.annotations?.destructiveHint,
+        idempotentHint: tool.annotations?.idempotentHint,
+        openWorldHint: tool.annotations?.openWorldHint,
+      },
+      {
+        readOnlyHint: op.annotations.readOnly,
+        destructiveHint: op.annotations.destructive,
+        idempotentHint: op.annotations.idempotent,
+        openWorldHint: false,
+      },
+      `${op.name} annotations`,
+    );
+    for (const [which, schema] of [
+      ['inputSchema', tool.inputSchema],
+      ['outputSchema', tool.outputSchema],
+    ] as const) {
+      assert.ok(schema, `${op.name} lists an ${which}`);
+      assert.equal(schema.type, 'object', `${op.name} ${which} is an object schema, not a bare $ref`);
+      assert.equal(
+        ajv.validateSchema(as2020(schema)),
+        true,
+        `${op.name} ${which}: ${ajv.errorsText(ajv.errors)}`,
+      );
+    }
+  }
+  return byName;
+};
+
+/** Calls a tool that must succeed; checks structuredContent and the JSON text block. */
+export const callOk = async (
+  client: Client,
+  tools: Map<string, Tool>,
+  op: Operation,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> => {
+  const result = (await client.callTool({ name: op.name, arguments: args })) as CallToolResult;
+  const text = result.content.find((c) => c.type === 'text')?.text ?? '';
+  assert.notEqual(result.isError, true, `${op.name} failed: ${text}`);
+  const structured = result.structuredContent;
+  assert.ok(structured, `${op.name} returns structuredContent`);
+  op.output.parse(structured);
+  const validate = ajv.compile(as2020(tools.get(op.name)!.outputSchema!));
+  assert.equal(validate(structured), true, `${op.name} output: ${ajv.errorsText(validate.errors)}`);
+  assert.deepEqual(JSON.parse(text), structured, `${op.name} text block carries the same JSON`);
+  return structured;
+};
+
+/** Calls a tool that must fail; returns the error text. */
+export const callError = async (
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<string> => {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  assert.equal(result.isError, true, `${name} with ${JSON.stringify(args)} is an error`);
+  const text = result.content.find((c) => c.type === 'text')?.text ?? '';
+  assert.ok(text.length > 0, 'the error says what went wrong');
+  return text;
+};
+
+/** Arguments for the read-only tools a generic check can call on any transport. */
+export const readOnlyArgs = (op: Operation): Record<string, unknown> =>
+  op.name === 'list_benchmarks' ? { limit: 5 } : {};
