@@ -62,6 +62,15 @@ const serviceCommands: ServiceCommand[] = [
     },
   },
   {
+    command: ['mcp'],
+    summary: 'Serve MCP on stdin/stdout for a desktop AI assistant (logs go to stderr).',
+    run: async ({ deps }) => {
+      const { serveMcpStdio } = await import('./mcp.ts');
+      await serveMcpStdio(deps());
+      return 'keep-running';
+    },
+  },
+  {
     command: ['openapi'],
     summary: 'Print the OpenAPI 3.1 document.',
     run: async ({ io }) => {

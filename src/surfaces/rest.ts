@@ -17,6 +17,7 @@ import { runOperation } from '../operations/run.ts';
 import { mountDocs } from './docs.ts';
 import { normalizeError, toProblem } from './errors.ts';
 import { coerceStrings } from './input.ts';
+import { mountMcp } from './mcp-http.ts';
 import { createMetrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 
@@ -106,6 +107,8 @@ export const createApp = (deps: Deps, options: AppOptions = {}): Hono<AppEnv> =>
     openapi ??= JSON.stringify(buildOpenApiDocument());
     return c.body(openapi, 200, { 'content-type': 'application/json' });
   });
+
+  mountMcp(app, deps);
 
   for (const op of operations) {
     app.on(op.http.method, honoPath(op.http.path), async (c) => {
