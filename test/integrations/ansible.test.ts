@@ -1,0 +1,153 @@
+/**
+ * The Ansible role and example playbook against a real `powerplan serve` on the simulated backend,
+ * with a token file so the Authorization header is exercised: the first run changes the plan, the
+ * second changes nothing, check mode reports the change it would make and makes none (checked
+ * through GET /v1/plans/active), and a run without a token fails.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createToken } from '../../src/lib/tokens.ts';
+import { repoRoot, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { requireTool, run } from './tools.ts';
+
+const ansibleDir = join(repoRoot, 'integrations', 'ansible');
+const install = 'apt-get install ansible-core';
+
+interface Recap {
+  ok: number;
+  changed: number;
+  failed: number;
+  output: string;
+}
+
+describe('Ansible role powerplan and examples/site.yml', () => {
+  let t: TestDeps;
+  let server: ServerProcess | undefined;
+  let token = '';
+  let available = false;
+
+  const playbook = async (extra: string[], withToken = true): Promise<Recap> => {
+    const inventory = join(t.dir, 'inventory.ini');
+    const r = await run(
+      'ansible-playbook',
+      [
+        '-i',
+        inventory,
+        join(ansibleDir, 'examples', 'site.yml'),
+        '-e',
+        `powerplan_url=${server!.url}`,
+        ...(withToken ? ['-e', `powerplan_token=${token}`] : []),
+        ...extra,
+      ],
+      {
+        cwd: ansibleDir,
+        timeoutMs: 180_000,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: join(t.dir, 'home'),
+          LANG: 'C.UTF-8',
+          // The repository's ansible.cfg (roles_path) is what a user gets in integrations/ansible.
+          ANSIBLE_CONFIG: join(ansibleDir, 'ansible.cfg'),
+          ANSIBLE_LOCAL_TEMP: join(t.dir, 'ansible-tmp'),
+          ANSIBLE_NOCOLOR: '1',
+          ANSIBLE_FORCE_COLOR: '0',
+          ANSIBLE_STDOUT_CALLBACK: 'default',
+        },
+      },
+    );
+    const output = `${r.stdout}\n${r.stderr}`;
+    const m = /^localhost\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)/m.exec(r.stdout);
+    assert.ok(m, `no PLAY RECAP for localhost (exit ${r.code}):\n${output}`);
+    return { ok: Number(m[1]), changed: Number(m[2]), failed: Number(m[3]), output };
+  };
+
+  const activeKind = async () => {
+    const res = await fetch(`${server!.url}/v1/plans/active`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(res.status, 200);
+    return ((await res.json()) as { plan: { kind: string } }).plan.kind;
+  };
+
+  before(async () => {
+    available = (await run('ansible-playbook', ['--version'], { timeoutMs: 60_000 })).code === 0;
+    t = await testDeps();
+    if (!available) return;
+    const tokenFile = join(t.dir, 'tokens.json');
+    token = (await createToken(tokenFile, 'ansible', ['control'])).token;
+    await mkdir(join(t.dir, 'home'), { recursive: true });
+    await writeFile(
+      join(t.dir, 'inventory.ini'),
+      '[powerplan]\nlocalhost ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"\n',
+    );
+    server = await startServer({ ...t.env, POWERPLAN_TOKEN_FILE: tokenFile });
+  });
+  after(async () => {
+    await server?.stop();
+    await t.cleanup();
+  });
+
+  it('changes the plan on the first run, reports it, and benchmarks', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    assert.equal(await activeKind(), 'balanced');
+    const r = await playbook([
+      '-e',
+      'powerplan_apply=true',
+      '-e',
+      'powerplan_plan=high-performance',
+      '-e',
+      'powerplan_benchmark=true',
+      '-e',
+      'powerplan_benchmark_force=true',
+    ]);
+    assert.equal(r.failed, 0, r.output);
+    assert.equal(r.changed, 1, r.output);
+    assert.match(r.output, /changed: \[localhost\]/);
+    assert.match(r.output, /plan: Balanced \(balanced, 381b4222-f694-41f0-9685-ff5bb260df2e\)/);
+    assert.match(r.output, /advice: \S/);
+    assert.match(r.output, /set: Balanced -> High performance \(changed\)/);
+    assert.equal(await activeKind(), 'high-performance');
+    const benchmarks = await fetch(`${server!.url}/v1/benchmarks`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(((await benchmarks.json()) as { total: number }).total, 1);
+  });
+
+  it('changes nothing on the second run', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    const r = await playbook(['-e', 'powerplan_apply=true', '-e', 'powerplan_plan=high-performance']);
+    assert.equal(r.failed, 0, r.output);
+    assert.equal(r.changed, 0, r.output);
+    assert.match(r.output, /set: High performance -> High performance \(already active\)/);
+    assert.equal(await activeKind(), 'high-performance');
+  });
+
+  it('in check mode reports the change it would make and makes none', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    const r = await playbook(['--check', '-e', 'powerplan_apply=true', '-e', 'powerplan_plan=balanced']);
+    assert.equal(r.failed, 0, r.output);
+    assert.equal(r.changed, 1, r.output);
+    assert.match(r.output, /set: High performance -> Balanced \(would change, check mode\)/);
+    assert.equal(await activeKind(), 'high-performance');
+
+    const same = await playbook([
+      '--check',
+      '-e',
+      'powerplan_apply=true',
+      '-e',
+      'powerplan_plan=high-performance',
+    ]);
+    assert.equal(same.failed, 0, same.output);
+    assert.equal(same.changed, 0, same.output);
+    assert.equal(await activeKind(), 'high-performance');
+  });
+
+  it('fails without the token the service asks for', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    const r = await playbook([], false);
+    assert.equal(r.failed, 1, r.output);
+    assert.match(r.output, /401/);
+  });
+});
