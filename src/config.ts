@@ -41,6 +41,10 @@ export const ConfigSchema = z.object({
   tlsKey: z.string().min(1).optional(),
   corsOrigins: z.string().min(1).optional(),
   frameAncestors: z.string().min(1).default("'self'"),
+  /** Desired state (docs/HOLDS.md): the plan to keep, how often to check (s), whether to set it back. */
+  desiredPlan: z.string().min(1).max(256).optional(),
+  desiredInterval: z.coerce.number().int().min(1).max(86_400).default(60),
+  desiredEnforce: boolVar.default(false),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -61,6 +65,9 @@ const variables: Record<keyof Config, string> = {
   tlsKey: 'POWERPLAN_TLS_KEY',
   corsOrigins: 'POWERPLAN_CORS_ORIGINS',
   frameAncestors: 'POWERPLAN_FRAME_ANCESTORS',
+  desiredPlan: 'POWERPLAN_DESIRED_PLAN',
+  desiredInterval: 'POWERPLAN_DESIRED_INTERVAL',
+  desiredEnforce: 'POWERPLAN_ENFORCE',
 };
 
 export const configVariables = variables;

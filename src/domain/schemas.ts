@@ -152,6 +152,29 @@ export const Owner = z
   });
 export type Owner = z.infer<typeof Owner>;
 
+export const DesiredSummary = z
+  .object({
+    planId: z.string().describe('The desired plan (its id; as configured when it matches no plan).'),
+    inDesiredState: z.boolean().describe('True when the desired plan is the plan in force.'),
+    status: z
+      .enum(['in-desired-state', 'drift', 'held', 'policy-managed', 'unknown-plan'])
+      .describe(
+        'drift: another plan is in force; held: a hold is in force, so drift is neither counted nor corrected; ' +
+          'policy-managed: group policy owns the plan, so drift is reported, never corrected; unknown-plan: the ' +
+          'desired plan matches no plan here.',
+      ),
+    lastCheck: z
+      .string()
+      .nullable()
+      .describe('ISO 8601 time of the last periodic check by the running service; null when none ran yet.'),
+    enforce: z.boolean().describe('True when the service sets the desired plan back on drift.'),
+  })
+  .meta({
+    id: 'DesiredSummary',
+    description: 'The desired plan, when one is set, compared with the plan in force.',
+  });
+export type DesiredSummary = z.infer<typeof DesiredSummary>;
+
 export const ActivePlan = z
   .object({
     plan: Plan.nullable().describe('The plan in force; null when the system exposes no power plans at all.'),
@@ -166,6 +189,9 @@ export const ActivePlan = z
       .optional()
       .describe('Why the plan cannot be changed, and what to do about it.'),
     warnings: z.array(z.string()).optional().describe('Things the caller should know about this answer.'),
+    desired: DesiredSummary.optional().describe(
+      'Present when a desired plan is set (see get_desired_state).',
+    ),
   })
   .meta({
     id: 'ActivePlan',

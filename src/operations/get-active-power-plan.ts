@@ -1,6 +1,7 @@
 /** get_active_power_plan: the plan in force, its processor settings, owner and whether it can change. */
 import { z } from 'zod';
 import { ActivePlan } from '../domain/schemas.ts';
+import { withDesired } from '../services/desired.ts';
 import { defineOperation } from './define.ts';
 import { planLine, processorLines } from './format.ts';
 
@@ -25,8 +26,13 @@ export const getActivePowerPlan = defineOperation({
         ...processorLines(a.processor),
         `  ${'Owner'.padEnd(25)} ${a.owner}${a.policyManaged ? ' (policy-managed)' : ''}`,
         `  ${'Can change'.padEnd(25)} ${a.canSet ? 'yes' : `no: ${a.cannotSetReason ?? 'unknown reason'}`}`,
+        ...(a.desired
+          ? [
+              `  ${'Desired plan'.padEnd(25)} ${a.desired.planId}: ${a.desired.status}${a.desired.enforce ? ' (enforced)' : ''}`,
+            ]
+          : []),
         ...(a.warnings ?? []).map((w) => `Warning: ${w}`),
       ].join('\n'),
   },
-  handler: async (_input, ctx) => ctx.backend.getActive(),
+  handler: async (_input, ctx) => withDesired(ctx, await ctx.backend.getActive()),
 });

@@ -3,10 +3,15 @@ import type { Operation } from './define.ts';
 import { getActivePowerPlan } from './get-active-power-plan.ts';
 import { getAuditLog } from './get-audit-log.ts';
 import { getBenchmark } from './get-benchmark.ts';
+import { getDesiredState } from './get-desired-state.ts';
 import { getSystemInfo } from './get-system-info.ts';
+import { holdPowerPlan } from './hold-power-plan.ts';
 import { listBenchmarks } from './list-benchmarks.ts';
+import { listHolds } from './list-holds.ts';
 import { listPowerPlans } from './list-power-plans.ts';
+import { releasePowerPlan } from './release-power-plan.ts';
 import { runCpuBenchmark } from './run-cpu-benchmark.ts';
+import { setDesiredPowerPlan } from './set-desired-power-plan.ts';
 import { setPowerPlan } from './set-power-plan.ts';
 
 export const operations: readonly Operation[] = [
@@ -14,6 +19,11 @@ export const operations: readonly Operation[] = [
   listPowerPlans,
   getActivePowerPlan,
   setPowerPlan,
+  holdPowerPlan,
+  releasePowerPlan,
+  listHolds,
+  getDesiredState,
+  setDesiredPowerPlan,
   getAuditLog,
   runCpuBenchmark,
   listBenchmarks,

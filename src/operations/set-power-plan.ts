@@ -5,6 +5,7 @@ import { type Plan, SetPlanResult } from '../domain/schemas.ts';
 import { audit } from '../lib/audit.ts';
 import type { CreatableKind } from '../platform/backend.ts';
 import { isKind, resolvePlan } from '../platform/resolve.ts';
+import { holdsBeforeSet, settleHoldsLocked } from '../services/holds.ts';
 import type { OperationContext } from './define.ts';
 import { defineOperation } from './define.ts';
 
@@ -70,7 +71,8 @@ export const setPowerPlan = defineOperation({
     'and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches ' +
     'nothing. Changes are audited and serialized with other plan changes. With create: true, a missing ' +
     'Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, ' +
-    'the change is made but a warning says it will be reverted.',
+    'the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change ' +
+    'is refused with a conflict unless force: true, which ends them.',
   input: z
     .object({
       plan: PlanRef,
@@ -80,6 +82,12 @@ export const setPowerPlan = defineOperation({
         .default(false)
         .describe(
           'Create the plan first when it is a well-known plan that is not installed (ultimate-performance, high-performance).',
+        ),
+      force: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Change the plan although holds are in force (hold_power_plan): ends them, and the plan set stays (nothing is restored).',
         ),
     })
     .strict(),
@@ -106,6 +114,7 @@ export const setPowerPlan = defineOperation({
   },
   handler: async (input, ctx) => {
     const run = async () => {
+      if (!input.dryRun) await settleHoldsLocked(ctx);
       const plans = await ctx.backend.listPlans();
       const before = plans.find((p) => p.active);
       if (!before) {
@@ -116,7 +125,13 @@ export const setPowerPlan = defineOperation({
         );
       }
       const { target, created } = await findTarget(ctx, plans, input);
-      const warnings: string[] = [];
+      const held = await holdsBeforeSet(ctx, ctx.caller, {
+        targetId: target.id,
+        activeId: before.id,
+        force: input.force,
+        dryRun: input.dryRun,
+      });
+      const warnings: string[] = [...held.warnings];
       const state = await ctx.backend.getActive();
       if (state.policyManaged) {
         warnings.push(
@@ -124,6 +139,7 @@ export const setPowerPlan = defineOperation({
         );
       }
       if (target.id === before.id) {
+        if (!input.dryRun) await held.commit();
         return {
           changed: false,
           dryRun: input.dryRun,
@@ -157,6 +173,7 @@ export const setPowerPlan = defineOperation({
         });
         throw e;
       }
+      await held.commit();
       const after = (await ctx.backend.listPlans()).find((p) => p.id === target.id) ?? {
         ...target,
         active: true,

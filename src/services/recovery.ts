@@ -4,10 +4,11 @@
  * a restore journal adds its recoverer to the list below.
  */
 import type { Deps } from '../deps.ts';
+import { recoverHolds } from './holds.ts';
 
 export type Recoverer = (deps: Deps) => Promise<void>;
 
-const recoverers: Recoverer[] = [];
+const recoverers: Recoverer[] = [recoverHolds];
 
 export const recover = async (deps: Deps): Promise<void> => {
   for (const r of recoverers) {

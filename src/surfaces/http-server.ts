@@ -4,6 +4,8 @@
  */
 import { serve } from '@hono/node-server';
 import type { Deps } from '../deps.ts';
+import { startDesiredChecker } from '../services/desired.ts';
+import { startHoldTimer } from '../services/holds.ts';
 import { recover } from '../services/recovery.ts';
 import { installHttpSecurity, loadHttpSecurity, serveOptions } from './http-security.ts';
 import { createApp } from './rest.ts';
@@ -27,10 +29,12 @@ export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const url = `${security.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   deps.log.info('listening', { url, backend: deps.backend.name, stateDir: deps.config.stateDir });
+  const timers = [startHoldTimer(deps), startDesiredChecker(deps)];
   return {
     url,
     close: () =>
       new Promise<void>((resolve) => {
+        for (const t of timers) t.stop();
         deps.shutdown.abort(new Error('shutting down'));
         server.close(() => resolve());
         // Keep-alive sockets would hold close() open; they carry no work once we are shutting down.

@@ -1,0 +1,99 @@
+/**
+ * The shapes of holds: the journal kept in `holds.json` (the restore owed when the last hold ends)
+ * and what the hold operations answer. Durations are parsed here so REST, MCP and the CLI accept
+ * the same `for` strings.
+ */
+import { z } from 'zod';
+import { Plan } from '../domain/schemas.ts';
+
+/** Bounds of one hold: 1 s (short holds are harmless and keep tests fast) to 7 days. */
+export const MIN_HOLD_SECONDS = 1;
+export const MAX_HOLD_SECONDS = 7 * 86_400;
+
+const unitSeconds = { d: 86_400, h: 3_600, m: 60, s: 1 } as const;
+// "2h", "45m", "90s", "1d", "1h30m": each unit at most once, largest first.
+const DURATION = /^(?:(\d{1,6})d)?(?:(\d{1,6})h)?(?:(\d{1,6})m)?(?:(\d{1,7})s)?$/;
+
+/** Seconds in a duration such as 90s, 45m, 2h, 1d or 1h30m; undefined when it is not one. */
+export const parseDuration = (text: string): number | undefined => {
+  const m = DURATION.exec(text.trim().toLowerCase());
+  if (!m?.slice(1).some((p) => p !== undefined)) return undefined;
+  const [d, h, min, s] = m.slice(1).map((p) => Number(p ?? 0)) as [number, number, number, number];
+  return d * unitSeconds.d + h * unitSeconds.h + min * unitSeconds.m + s;
+};
+
+export const HoldId = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be a hold id (a UUID)')
+  .describe('The hold id returned by hold_power_plan or listed by list_holds.');
+
+export const HoldRecord = z.object({
+  id: HoldId,
+  planId: z.string().describe('The held plan.'),
+  planName: z.string(),
+  reason: z.string().optional().describe('Why the hold was taken, as its caller said.'),
+  createdAt: z.string().describe('ISO 8601 time the hold was taken.'),
+  expiresAt: z.string().describe('ISO 8601 time the hold ends by itself.'),
+  createdBy: z.string().describe('Token name of the caller, or `local`.'),
+});
+export type HoldRecord = z.infer<typeof HoldRecord>;
+
+/**
+ * `holds.json`: present exactly while a restore is owed. `holds` may be empty for a moment (the
+ * last hold ended, the restore has not been confirmed yet); a crash then still leads to a restore.
+ */
+export const HoldJournal = z.object({
+  version: z.literal(1),
+  restorePlanId: z.string(),
+  restorePlanName: z.string(),
+  holds: z.array(HoldRecord),
+  /** The last restore error, so a failing restore is audited once rather than at every retry. */
+  restoreError: z.string().optional(),
+});
+export type HoldJournal = z.infer<typeof HoldJournal>;
+
+export const Hold = HoldRecord.extend({
+  secondsRemaining: z.number().int().describe('Whole seconds until the hold ends by itself.'),
+}).meta({ id: 'Hold', description: 'A hold: a plan kept in force until it is released or expires.' });
+export type Hold = z.infer<typeof Hold>;
+
+export const HoldList = z
+  .object({
+    holds: z.array(Hold).describe('The holds in force, oldest first.'),
+    heldPlanId: z.string().nullable().describe('The plan the holds keep in force; null without holds.'),
+    restorePlanId: z
+      .string()
+      .nullable()
+      .describe('The plan restored when the last hold ends (the plan in force before the first hold).'),
+    restorePlanName: z.string().nullable(),
+    endsAt: z.string().nullable().describe('When the last hold ends by itself, unless released or extended.'),
+    restorePending: z
+      .boolean()
+      .describe('True when every hold has ended but the restore has not succeeded yet (it is retried).'),
+    restoreError: z.string().optional().describe('Why the last restore attempt failed.'),
+  })
+  .meta({ id: 'HoldList' });
+export type HoldList = z.infer<typeof HoldList>;
+
+export const HoldResult = z
+  .object({
+    hold: Hold,
+    changed: z.boolean().describe('True when the plan was switched; false when it was already in force.'),
+    before: Plan,
+    after: Plan,
+    restorePlanId: z.string().describe('The plan restored when the last hold ends.'),
+    warnings: z.array(z.string()).optional(),
+  })
+  .meta({ id: 'HoldResult' });
+export type HoldResult = z.infer<typeof HoldResult>;
+
+export const ReleaseResult = z
+  .object({
+    released: Hold,
+    remaining: z.array(Hold).describe('Holds still in force; the plan is restored only when none remain.'),
+    restored: z.boolean().describe('True when this release ended the last hold and the plan was restored.'),
+    restoredPlan: Plan.nullable().describe('The plan in force after the restore; null when none happened.'),
+    warnings: z.array(z.string()).optional(),
+  })
+  .meta({ id: 'ReleaseResult' });
+export type ReleaseResult = z.infer<typeof ReleaseResult>;
