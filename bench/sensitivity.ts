@@ -44,9 +44,15 @@ setPriority(nice);
 const CGROUP_NAME = 'powerplan-sensitivity';
 const PERIOD_US = 100_000;
 
-/** A CPU quota for this process (all its threads, and the children it starts while inside). */
+/**
+ * A cgroup for this process (all its threads, and the children it starts while inside) whose CPU
+ * quota can be switched on and off. Both conditions run inside it, with a high weight, so that the
+ * quota is the only difference between them, whatever else the machine runs.
+ */
 interface Quota {
   kind: string;
+  /** Applies the quota (percent of one CPU), or lifts it (null). */
+  set(percent: number | null): Promise<void>;
   enter(): Promise<void>;
   leave(): Promise<void>;
   remove(): Promise<void>;
@@ -62,19 +68,20 @@ const ownCgroupPath = async (match: (controllers: string) => boolean): Promise<s
   return '/';
 };
 
+const quotaUs = (percent: number) => String(Math.round((PERIOD_US * percent) / 100));
+
 const cgroupQuota = async (percent: number): Promise<Quota> => {
-  const quotaUs = String(Math.round((PERIOD_US * percent) / 100));
   const v1 = '/sys/fs/cgroup/cpu';
   if (existsSync(join(v1, 'cpu.cfs_quota_us'))) {
     const home = join(v1, await ownCgroupPath((c) => c.split(',').includes('cpu')));
     const dir = join(v1, CGROUP_NAME);
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'cpu.cfs_period_us'), String(PERIOD_US));
-    await writeFile(join(dir, 'cpu.cfs_quota_us'), quotaUs);
-    // The weight of nice -20, so that inside the group the run competes as it does outside it.
+    // The weight of nice -20: the run gets its share even beside other work.
     await writeFile(join(dir, 'cpu.shares'), '88761');
     return {
-      kind: `cgroup v1 cpu.cfs_quota_us=${quotaUs} cpu.cfs_period_us=${PERIOD_US}`,
+      kind: `cgroup v1 cpu.cfs_quota_us=${quotaUs(percent)} cpu.cfs_period_us=${PERIOD_US}, cpu.shares=88761`,
+      set: (p) => writeFile(join(dir, 'cpu.cfs_quota_us'), p === null ? '-1' : quotaUs(p)),
       enter: () => writeFile(join(dir, 'cgroup.procs'), String(process.pid)),
       leave: () => writeFile(join(home, 'cgroup.procs'), String(process.pid)),
       remove: () => rmdir(dir),
@@ -87,10 +94,10 @@ const cgroupQuota = async (percent: number): Promise<Quota> => {
     const dir = join(v2, CGROUP_NAME);
     await writeFile(join(v2, 'cgroup.subtree_control'), '+cpu').catch(() => undefined);
     await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, 'cpu.max'), `${quotaUs} ${PERIOD_US}`);
     await writeFile(join(dir, 'cpu.weight'), '10000');
     return {
-      kind: `cgroup v2 cpu.max="${quotaUs} ${PERIOD_US}"`,
+      kind: `cgroup v2 cpu.max="${quotaUs(percent)} ${PERIOD_US}", cpu.weight=10000`,
+      set: (p) => writeFile(join(dir, 'cpu.max'), `${p === null ? 'max' : quotaUs(p)} ${PERIOD_US}`),
       enter: () => writeFile(join(dir, 'cgroup.procs'), String(process.pid)),
       leave: () => writeFile(join(home, 'cgroup.procs'), String(process.pid)),
       remove: () => rmdir(dir),
@@ -175,18 +182,17 @@ await ensureSysbench();
 const quota = await cgroupQuota(quotaPercent);
 const rows: Row[] = [];
 let throttling = '';
+await quota.enter();
 try {
   for (let i = 0; i < repeat; i++) {
+    await quota.set(null);
     rows.push(await measure('unthrottled'));
-    await quota.enter();
-    try {
-      rows.push(await measure(`quota ${quotaPercent}%`));
-    } finally {
-      await quota.leave();
-    }
-    throttling = await quota.stat();
+    await quota.set(quotaPercent);
+    rows.push(await measure(`quota ${quotaPercent}%`));
   }
+  throttling = await quota.stat();
 } finally {
+  await quota.leave();
   await quota.remove().catch(() => undefined);
 }
 
