@@ -1,9 +1,11 @@
 /** The registry: every operation the service offers, in the order surfaces list them. */
+import { comparePowerPlans } from './compare-power-plans.ts';
 import type { Operation } from './define.ts';
 import { getActivePowerPlan } from './get-active-power-plan.ts';
 import { getAuditLog } from './get-audit-log.ts';
 import { getBenchmark } from './get-benchmark.ts';
 import { getDesiredState } from './get-desired-state.ts';
+import { getRecommendation } from './get-recommendation.ts';
 import { getSystemInfo } from './get-system-info.ts';
 import { holdPowerPlan } from './hold-power-plan.ts';
 import { listBenchmarks } from './list-benchmarks.ts';
@@ -28,6 +30,8 @@ export const operations: readonly Operation[] = [
   runCpuBenchmark,
   listBenchmarks,
   getBenchmark,
+  getRecommendation,
+  comparePowerPlans,
 ];
 
 export const operationByName = (name: string): Operation | undefined =>

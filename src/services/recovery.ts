@@ -4,11 +4,12 @@
  * a restore journal adds its recoverer to the list below.
  */
 import type { Deps } from '../deps.ts';
+import { recoverComparison } from './compare-journal.ts';
 import { recoverHolds } from './holds.ts';
 
 export type Recoverer = (deps: Deps) => Promise<void>;
 
-const recoverers: Recoverer[] = [recoverHolds];
+const recoverers: Recoverer[] = [recoverHolds, recoverComparison];
 
 export const recover = async (deps: Deps): Promise<void> => {
   for (const r of recoverers) {

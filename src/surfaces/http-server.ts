@@ -4,6 +4,7 @@
  */
 import { serve } from '@hono/node-server';
 import type { Deps } from '../deps.ts';
+import { comparisonsSettled } from '../services/compare.ts';
 import { startDesiredChecker } from '../services/desired.ts';
 import { startHoldTimer } from '../services/holds.ts';
 import { recover } from '../services/recovery.ts';
@@ -36,7 +37,8 @@ export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
       new Promise<void>((resolve) => {
         for (const t of timers) t.stop();
         deps.shutdown.abort(new Error('shutting down'));
-        server.close(() => resolve());
+        // A running comparison restores the original plan after the abort; exit only once it has.
+        server.close(() => void comparisonsSettled(deps).then(() => resolve()));
         // Keep-alive sockets would hold close() open; they carry no work once we are shutting down.
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       }),
@@ -46,7 +48,6 @@ export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
 /** Runs until SIGTERM/SIGINT, then closes the server and exits. */
 export const serveUntilSignalled = async (deps: Deps): Promise<void> => {
   const running = await startHttpServer(deps);
-  process.stdout.write(`powerplan listening on ${running.url} (backend: ${deps.backend.name})\n`);
   const stop = async (signal: string) => {
     deps.log.info('shutting down', { signal });
     await running.close();
@@ -54,4 +55,6 @@ export const serveUntilSignalled = async (deps: Deps): Promise<void> => {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  // Announce only once the handlers are in place: a signal sent on seeing this line must not kill us.
+  process.stdout.write(`powerplan listening on ${running.url} (backend: ${deps.backend.name})\n`);
 };

@@ -1,0 +1,271 @@
+/**
+ * The A/B comparison on the simulated backend: figures for each plan, the original plan restored on
+ * success, error, cancellation and shutdown, the plan lock shared with set_power_plan, and the
+ * restore journal replayed after a crash.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { afterEach, describe, it } from 'node:test';
+import type { BenchmarkService, RunOptions, RunRequest } from '../../src/bench/service.ts';
+import { ComparisonResult } from '../../src/domain/advice.ts';
+import { PowerPlanError } from '../../src/domain/errors.ts';
+import { localCaller } from '../../src/domain/scopes.ts';
+import { operationByName } from '../../src/operations/index.ts';
+import { runOperation } from '../../src/operations/run.ts';
+import { SCHEME } from '../../src/platform/windows/well-known.ts';
+import { comparisonsSettled } from '../../src/services/compare.ts';
+import { readJournal, recoverComparison, writeJournal } from '../../src/services/compare-journal.ts';
+import { benchmarkResult } from '../advice/scenarios.ts';
+import { type TestDeps, testDeps } from '../helpers.ts';
+
+const compare = operationByName('compare_power_plans')!;
+const setPlan = operationByName('set_power_plan')!;
+
+/**
+ * A benchmark stand-in: runs before `holdFrom` answer at once; later runs wait for `release` (or
+ * the abort). Answers are synthetic: the first run pays a 30% burst penalty, the others 1%.
+ */
+class GatedBench {
+  constructor(private readonly holdFrom = 2) {}
+
+  runs: { plan: string | undefined; request: RunRequest }[] = [];
+  private gates: (() => void)[] = [];
+  private started: (() => void)[] = [];
+  fail: PowerPlanError | undefined;
+
+  asService(): BenchmarkService {
+    return this as unknown as BenchmarkService;
+  }
+
+  async run(request: RunRequest, options: RunOptions) {
+    const fp = await options.fingerprint();
+    this.runs.push({ plan: fp.activePlan?.plan?.id, request });
+    for (const s of this.started.splice(0)) s();
+    if (this.runs.length < this.holdFrom) return this.answer(fp.activePlan);
+    await new Promise<void>((resolve, reject) => {
+      this.gates.push(resolve);
+      options.signal?.addEventListener(
+        'abort',
+        () => reject(new PowerPlanError('cancelled', 'The benchmark was cancelled.')),
+        {
+          once: true,
+        },
+      );
+    });
+    if (this.fail) throw this.fail;
+    return this.answer(fp.activePlan);
+  }
+
+  private answer(activePlan: Awaited<ReturnType<RunOptions['fingerprint']>>['activePlan']) {
+    return benchmarkResult(this.runs.length === 1 ? 30 : 1, {
+      id: `bm-20250101-120000-00000${this.runs.length}`,
+      activePlan,
+    });
+  }
+
+  /** Resolves when run number `n` (1-based) has started. */
+  async started_(n: number) {
+    while (this.runs.length < n) await new Promise<void>((r) => this.started.push(r));
+  }
+
+  release() {
+    for (const g of this.gates.splice(0)) g();
+  }
+}
+
+const ctxOf = (t: TestDeps, signal: AbortSignal = t.deps.shutdown.signal) => ({
+  ...t.deps,
+  caller: localCaller,
+  signal,
+});
+
+const activeId = async (t: TestDeps) => (await t.deps.backend.getActive()).plan?.id;
+
+const audits = async (t: TestDeps) =>
+  (await t.deps.store.readLines('audit.jsonl')) as { operation: string; result: string; caller: string }[];
+
+let t: TestDeps | undefined;
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+});
+
+describe('compare_power_plans (simulated backend)', () => {
+  it('measures each plan with the real benchmark and restores the original', async () => {
+    t = await testDeps();
+    const progress: number[] = [];
+    const out = ComparisonResult.parse(
+      await runOperation(
+        compare,
+        { settleMs: 10, threads: 1, idleGapsMs: [20], force: true },
+        { ...ctxOf(t), progress: (p) => progress.push(p.progress) },
+      ),
+    );
+    assert.equal(out.dryRun, false);
+    assert.deepEqual(
+      out.results.map((r) => r.plan.id),
+      [SCHEME.balanced, SCHEME.highPerformance],
+    );
+    assert.equal(out.results[0]!.original, true);
+    assert.equal(out.results[0]!.difference, null);
+    const d = out.results[1]!.difference!;
+    assert.ok(
+      d.burstAfterIdle.low <= d.burstAfterIdle.percent && d.burstAfterIdle.percent <= d.burstAfterIdle.high,
+    );
+    for (const r of out.results) {
+      const stored = await t.deps.bench.get(r.benchmarkId);
+      assert.equal(stored.environment.activePlan?.plan?.id, r.plan.id, 'each benchmark ran under its plan');
+    }
+    assert.equal(out.restored, true);
+    assert.equal(await activeId(t), SCHEME.balanced);
+    assert.equal(await readJournal(t.deps), undefined);
+    assert.ok(out.recommendation);
+    assert.equal(out.recommendation.basis.kind, 'comparison');
+    assert.ok(progress.length > 2 && progress.at(-1)! >= progress[0]!);
+    const log = await audits(t);
+    assert.ok(
+      log.some(
+        (a) => a.operation === 'compare_power_plans' && a.result === 'changed' && a.caller === 'local',
+      ),
+    );
+    assert.ok(
+      log.some((a) => a.operation === 'compare_restore' && a.result === 'restored' && a.caller === 'local'),
+    );
+  });
+
+  it('dry run: names the plans, switches nothing, measures nothing', async () => {
+    const bench = new GatedBench();
+    t = await testDeps({}, { bench: bench.asService() });
+    const out = ComparisonResult.parse(
+      await runOperation(compare, { dryRun: true, plans: 'power-saver,high-performance' }, ctxOf(t)),
+    );
+    assert.deepEqual(
+      out.planned.map((p) => p.id),
+      [SCHEME.balanced, SCHEME.powerSaver, SCHEME.highPerformance],
+    );
+    assert.equal(bench.runs.length, 0);
+    assert.equal(await readJournal(t.deps), undefined);
+  });
+
+  it('holds the plan lock: a concurrent set_power_plan waits, then gets 409; the journal exists meanwhile', async () => {
+    const bench = new GatedBench();
+    t = await testDeps({}, { bench: bench.asService() });
+    const running = runOperation(compare, { settleMs: 0 }, ctxOf(t));
+    await bench.started_(2);
+    assert.equal(await activeId(t), SCHEME.highPerformance, 'switched for the second run');
+    assert.equal((await readJournal(t.deps))?.originalPlanId, SCHEME.balanced);
+    await assert.rejects(
+      runOperation(setPlan, { plan: 'power-saver' }, ctxOf(t)),
+      (e: PowerPlanError) => e.code === 'conflict',
+    );
+    bench.release();
+    const out = ComparisonResult.parse(await running);
+    assert.deepEqual(
+      bench.runs.map((r) => r.plan),
+      [SCHEME.balanced, SCHEME.highPerformance],
+    );
+    assert.equal(
+      out.recommendation?.recommended?.id,
+      SCHEME.highPerformance,
+      'the synthetic HP run had no penalty',
+    );
+    assert.equal(await activeId(t), SCHEME.balanced);
+    assert.equal(await readJournal(t.deps), undefined);
+  });
+
+  it('cancellation restores the original plan, then answers cancelled', async () => {
+    const bench = new GatedBench();
+    t = await testDeps({}, { bench: bench.asService() });
+    const caller = new AbortController();
+    const running = runOperation(compare, { settleMs: 0 }, ctxOf(t, caller.signal));
+    await bench.started_(2);
+    caller.abort();
+    await assert.rejects(running, (e: PowerPlanError) => e.code === 'cancelled');
+    assert.equal(await activeId(t), SCHEME.balanced);
+    assert.equal(await readJournal(t.deps), undefined);
+  });
+
+  it('an error in a run restores the original plan and is passed on', async () => {
+    const bench = new GatedBench(1);
+    bench.fail = new PowerPlanError('busy', 'The CPU is already 90% busy.');
+    t = await testDeps({}, { bench: bench.asService() });
+    const running = runOperation(compare, { settleMs: 0, plans: ['power-saver'] }, ctxOf(t));
+    await bench.started_(1);
+    bench.release();
+    await assert.rejects(running, (e: PowerPlanError) => e.code === 'busy');
+    assert.equal(await activeId(t), SCHEME.balanced);
+    assert.equal(await readJournal(t.deps), undefined);
+  });
+
+  it('shutdown cancels the comparison and comparisonsSettled waits for the restore', async () => {
+    const bench = new GatedBench();
+    t = await testDeps({}, { bench: bench.asService() });
+    const running = runOperation(compare, { settleMs: 0 }, ctxOf(t)).catch((e: unknown) => e);
+    await bench.started_(2);
+    t.deps.shutdown.abort(new Error('shutting down'));
+    await comparisonsSettled(t.deps);
+    assert.equal(await activeId(t), SCHEME.balanced);
+    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(((await running) as PowerPlanError).code, 'cancelled');
+  });
+
+  it('refuses a comparison with only the active plan', async () => {
+    t = await testDeps({}, { bench: new GatedBench().asService() });
+    await assert.rejects(
+      runOperation(compare, { plans: ['balanced'] }, ctxOf(t)),
+      (e: PowerPlanError) => e.code === 'invalid_input',
+    );
+  });
+
+  it('needs the control scope', async () => {
+    t = await testDeps({}, { bench: new GatedBench().asService() });
+    await assert.rejects(
+      runOperation(compare, {}, { ...ctxOf(t), caller: { name: 'reader', scopes: ['benchmark'] } }),
+      (e: PowerPlanError) => e.code === 'forbidden',
+    );
+  });
+});
+
+describe('restore journal', () => {
+  /** A pid that certainly belongs to no running process: a child that has already exited. */
+  const deadPid = () => spawnSync(process.execPath, ['-e', '0']).pid;
+
+  it('a journal left by a dead process is replayed at start-up, removed and audited as the service', async () => {
+    t = await testDeps({}, { bench: new GatedBench().asService() });
+    await t.deps.backend.setActive(SCHEME.highPerformance);
+    await writeJournal(t.deps, {
+      version: 1,
+      pid: deadPid(),
+      startedAt: new Date().toISOString(),
+      caller: 'local',
+      originalPlanId: SCHEME.balanced,
+      originalPlanName: 'Balanced',
+      planned: [SCHEME.balanced, SCHEME.highPerformance],
+    });
+    await recoverComparison(t.deps);
+    assert.equal(await activeId(t), SCHEME.balanced);
+    assert.equal(existsSync(t.deps.store.path('compare-journal.json')), false);
+    const restore = (await audits(t)).find((a) => a.operation === 'compare_restore');
+    assert.equal(restore?.caller, 'service');
+    assert.equal(restore?.result, 'restored');
+  });
+
+  it("a live process's journal is left alone, and a new comparison is refused meanwhile", async () => {
+    t = await testDeps({}, { bench: new GatedBench().asService() });
+    await t.deps.backend.setActive(SCHEME.highPerformance);
+    await writeJournal(t.deps, {
+      version: 1,
+      pid: process.ppid,
+      startedAt: new Date().toISOString(),
+      caller: 'local',
+      originalPlanId: SCHEME.balanced,
+      originalPlanName: 'Balanced',
+      planned: [SCHEME.balanced, SCHEME.highPerformance],
+    });
+    await recoverComparison(t.deps);
+    assert.equal(await activeId(t), SCHEME.highPerformance);
+    assert.ok(await readJournal(t.deps));
+    await assert.rejects(runOperation(compare, {}, ctxOf(t)), (e: PowerPlanError) => e.code === 'conflict');
+  });
+});

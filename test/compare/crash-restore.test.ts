@@ -1,0 +1,85 @@
+/**
+ * The restore guarantee across process ends, on a real `powerplan serve`: SIGTERM during a
+ * comparison restores before the process exits; SIGKILL leaves the journal, and the next start
+ * restores the original plan from it before it listens.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ActivePlan } from '../../src/domain/schemas.ts';
+import { SCHEME } from '../../src/platform/windows/well-known.ts';
+import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+
+/** Polls (up to a generous bound) until `check` holds; fails the test otherwise. */
+const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await sleep(50);
+  }
+  assert.fail(`timed out waiting until ${what}`);
+};
+
+const activeVia = async (server: ServerProcess) =>
+  ActivePlan.parse(await (await fetch(`${server.url}/v1/plans/active`)).json()).plan?.id;
+
+/** Starts a comparison whose second plan settles for a minute: long enough to be interrupted. */
+const startComparison = (server: ServerProcess) =>
+  fetch(`${server.url}/v1/comparisons`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ settleMs: 60_000, threads: 1, idleGapsMs: [20], force: true }),
+  }).catch((e: unknown) => e);
+
+describe('comparison restore across process ends', () => {
+  let t: TestDeps;
+  before(async () => {
+    t = await testDeps();
+  });
+  after(() => t.cleanup());
+
+  const journal = () => t.deps.store.path('compare-journal.json');
+  const audits = async () =>
+    (await t.deps.store.readLines('audit.jsonl')) as { operation: string; caller: string; result: string }[];
+
+  it('SIGTERM mid-comparison: the original plan is restored before the server exits', async () => {
+    const server = await startServer(t.env);
+    const request = startComparison(server);
+    await until(
+      'the comparison switched to High performance',
+      async () => (await activeVia(server)) === SCHEME.highPerformance,
+    );
+    assert.equal(existsSync(journal()), true);
+    assert.equal(await server.stop('SIGTERM'), 0);
+    await request;
+    assert.equal((await t.deps.backend.getActive()).plan?.id, SCHEME.balanced);
+    assert.equal(existsSync(journal()), false);
+  });
+
+  it('SIGKILL mid-comparison: the next start restores the original plan and removes the journal', async () => {
+    const first = await startServer(t.env);
+    const request = startComparison(first);
+    await until(
+      'the comparison switched to High performance',
+      async () => (await activeVia(first)) === SCHEME.highPerformance,
+    );
+    assert.equal(existsSync(journal()), true);
+    await first.stop('SIGKILL');
+    await request;
+    // Nothing ran after the kill: the machine is still on the candidate plan, the journal says what to restore.
+    assert.equal((await t.deps.backend.getActive()).plan?.id, SCHEME.highPerformance);
+    assert.equal(existsSync(journal()), true);
+
+    const second = await startServer(t.env);
+    try {
+      assert.equal(await activeVia(second), SCHEME.balanced);
+      assert.equal(existsSync(journal()), false);
+      const restore = (await audits()).filter((a) => a.operation === 'compare_restore').at(-1);
+      assert.equal(restore?.caller, 'service');
+      assert.equal(restore?.result, 'restored');
+    } finally {
+      assert.equal(await second.stop('SIGTERM'), 0);
+    }
+  });
+});
