@@ -31,6 +31,8 @@ export interface DesiredRuntime {
   correctedTotal: number;
   /** Result of the last periodic check; null before the first or without a desired plan. */
   inDesiredState: boolean | null;
+  /** The desired plan of the last check. */
+  planId: string | null;
   lastError: string | undefined;
   /** The current drift was already counted and audited. */
   inDrift: boolean;
@@ -53,6 +55,7 @@ export const desiredRuntime = (store: Store): DesiredRuntime => {
       driftTotal: 0,
       correctedTotal: 0,
       inDesiredState: null,
+      planId: null,
       lastError: undefined,
       inDrift: false,
       lastEnforceAt: undefined,
@@ -182,13 +185,19 @@ export const checkDesiredState = async (deps: DesiredDeps): Promise<void> => {
   const rt = desiredRuntime(deps.store);
   const desired = await loadDesired(deps);
   if (!desired) {
-    Object.assign(rt, { lastCheck: new Date().toISOString(), inDesiredState: null, inDrift: false });
+    Object.assign(rt, {
+      lastCheck: new Date().toISOString(),
+      inDesiredState: null,
+      planId: null,
+      inDrift: false,
+    });
     return;
   }
   const active = await deps.backend.getActive();
   const { plan, summary } = await evaluate(deps, desired, active);
   rt.lastCheck = new Date().toISOString();
   rt.inDesiredState = summary.inDesiredState;
+  rt.planId = summary.planId;
   if (summary.status === 'unknown-plan') {
     rt.lastError = `The desired plan '${desired.planRef}' matches no plan here.`;
     return;

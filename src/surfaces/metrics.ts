@@ -14,6 +14,8 @@ import type { BenchmarkResult } from '../domain/benchmark.ts';
 import { PowerPlanError } from '../domain/errors.ts';
 import type { AcDc, ActivePlan } from '../domain/schemas.ts';
 import { type Caller, grants } from '../domain/scopes.ts';
+import { desiredRuntime } from '../services/desired.ts';
+import { holdsSnapshot } from '../services/holds.ts';
 
 /** What one scrape reads; every gauge's collect() shares it. */
 interface Snapshot {
@@ -278,6 +280,55 @@ export const createMetrics = (deps: Deps): Metrics => {
       const { planChanges } = await scrape;
       this.reset();
       this.inc(planChanges);
+    },
+  });
+
+  // Desired state and holds (docs/HOLDS.md): the drift counters are the checker's of this process.
+  new Counter({
+    name: 'powerplan_drift_total',
+    help: 'Drifts from the desired plan detected since the service started (each drift counted once).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(desiredRuntime(deps.store).driftTotal);
+    },
+  });
+  new Gauge({
+    name: 'powerplan_in_desired_state',
+    help: '1 when the desired plan (label) was in force at the last check, 0 when not; no sample without a desired plan.',
+    labelNames: ['plan'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const { inDesiredState, planId } = desiredRuntime(deps.store);
+      if (inDesiredState !== null && planId !== null) this.set({ plan: planId }, inDesiredState ? 1 : 0);
+    },
+  });
+  const holds = () =>
+    holdsSnapshot(deps.store).catch((e) => {
+      deps.log.warn('metrics: reading the hold journal failed', { error: String(e) });
+      return undefined;
+    });
+  new Gauge({
+    name: 'powerplan_holds_active',
+    help: 'Holds in force (hold_power_plan).',
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const h = await holds();
+      if (h) this.set(h.active);
+    },
+  });
+  new Gauge({
+    name: 'powerplan_hold_expiry_seconds',
+    help: 'Seconds until the next hold ends (next) and until the last one ends and the plan is restored (restore); no sample without holds.',
+    labelNames: ['hold'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const h = await holds();
+      if (h?.secondsUntilExpiry != null) this.set({ hold: 'next' }, h.secondsUntilExpiry);
+      if (h?.secondsUntilRestore != null) this.set({ hold: 'restore' }, h.secondsUntilRestore);
     },
   });
 
