@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterEach, describe, it } from 'node:test';
-import type { BenchmarkService, RunOptions, RunRequest } from '../../src/bench/service.ts';
 import { ComparisonResult } from '../../src/domain/advice.ts';
 import { PowerPlanError } from '../../src/domain/errors.ts';
 import { localCaller } from '../../src/domain/scopes.ts';
@@ -16,63 +15,11 @@ import { runOperation } from '../../src/operations/run.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { comparisonsSettled } from '../../src/services/compare.ts';
 import { readJournal, recoverComparison, writeJournal } from '../../src/services/compare-journal.ts';
-import { benchmarkResult } from '../advice/scenarios.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
+import { GatedBench } from './gated-bench.ts';
 
 const compare = operationByName('compare_power_plans')!;
 const setPlan = operationByName('set_power_plan')!;
-
-/**
- * A benchmark stand-in: runs before `holdFrom` answer at once; later runs wait for `release` (or
- * the abort). Answers are synthetic: the first run pays a 30% burst penalty, the others 1%.
- */
-class GatedBench {
-  constructor(private readonly holdFrom = 2) {}
-
-  runs: { plan: string | undefined; request: RunRequest }[] = [];
-  private gates: (() => void)[] = [];
-  private started: (() => void)[] = [];
-  fail: PowerPlanError | undefined;
-
-  asService(): BenchmarkService {
-    return this as unknown as BenchmarkService;
-  }
-
-  async run(request: RunRequest, options: RunOptions) {
-    const fp = await options.fingerprint();
-    this.runs.push({ plan: fp.activePlan?.plan?.id, request });
-    for (const s of this.started.splice(0)) s();
-    if (this.runs.length < this.holdFrom) return this.answer(fp.activePlan);
-    await new Promise<void>((resolve, reject) => {
-      this.gates.push(resolve);
-      options.signal?.addEventListener(
-        'abort',
-        () => reject(new PowerPlanError('cancelled', 'The benchmark was cancelled.')),
-        {
-          once: true,
-        },
-      );
-    });
-    if (this.fail) throw this.fail;
-    return this.answer(fp.activePlan);
-  }
-
-  private answer(activePlan: Awaited<ReturnType<RunOptions['fingerprint']>>['activePlan']) {
-    return benchmarkResult(this.runs.length === 1 ? 30 : 1, {
-      id: `bm-20250101-120000-00000${this.runs.length}`,
-      activePlan,
-    });
-  }
-
-  /** Resolves when run number `n` (1-based) has started. */
-  async started_(n: number) {
-    while (this.runs.length < n) await new Promise<void>((r) => this.started.push(r));
-  }
-
-  release() {
-    for (const g of this.gates.splice(0)) g();
-  }
-}
 
 const ctxOf = (t: TestDeps, signal: AbortSignal = t.deps.shutdown.signal) => ({
   ...t.deps,
