@@ -1,0 +1,98 @@
+/**
+ * The role's hold tasks (integrations/ansible/roles/powerplan/tasks/hold.yml) through the example
+ * playbook against a real `powerplan serve`: the maintenance tasks run under the held plan, and the
+ * release in `always:` restores the previous plan, also when a maintenance task fails.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { AuditRecord } from '../../src/lib/audit.ts';
+import { repoRoot, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { requireTool, run } from '../integrations/tools.ts';
+
+const ansibleDir = join(repoRoot, 'integrations', 'ansible');
+const install = 'apt-get install ansible-core';
+
+describe('Ansible: a maintenance window under a hold', () => {
+  let t: TestDeps;
+  let server: ServerProcess | undefined;
+  let available = false;
+
+  const playbook = (extra: string[]) =>
+    run(
+      'ansible-playbook',
+      [
+        '-i',
+        join(t.dir, 'inventory.ini'),
+        join(ansibleDir, 'examples', 'hold-maintenance-window.yml'),
+        '-e',
+        `powerplan_url=${server!.url}`,
+        ...extra,
+      ],
+      {
+        cwd: ansibleDir,
+        timeoutMs: 180_000,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: join(t.dir, 'home'),
+          LANG: 'C.UTF-8',
+          ANSIBLE_CONFIG: join(ansibleDir, 'ansible.cfg'),
+          ANSIBLE_LOCAL_TEMP: join(t.dir, 'ansible-tmp'),
+          ANSIBLE_NOCOLOR: '1',
+          ANSIBLE_STDOUT_CALLBACK: 'default',
+        },
+      },
+    );
+
+  const activeKind = async () =>
+    ((await (await fetch(`${server!.url}/v1/plans/active`)).json()) as { plan: { kind: string } }).plan.kind;
+
+  const holdOperations = async () =>
+    (await t.deps.store.readLines('audit.jsonl'))
+      .map((l) => AuditRecord.parse(l))
+      .filter((a) => a.operation === 'hold_power_plan' || a.operation === 'hold_restore')
+      .map((a) => `${a.operation}:${a.result}`);
+
+  before(async () => {
+    available = (await run('ansible-playbook', ['--version'], { timeoutMs: 60_000 })).code === 0;
+    t = await testDeps();
+    if (!available) return;
+    await mkdir(join(t.dir, 'home'), { recursive: true });
+    await writeFile(
+      join(t.dir, 'inventory.ini'),
+      '[powerplan]\nlocalhost ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"\n',
+    );
+    server = await startServer(t.env);
+  });
+  after(async () => {
+    await server?.stop();
+    await t.cleanup();
+  });
+
+  it('runs the tasks under High performance and restores Balanced afterwards', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    assert.equal(await activeKind(), 'balanced');
+    const r = await playbook([]);
+    const output = `${r.stdout}\n${r.stderr}`;
+    assert.equal(r.code, 0, output);
+    assert.match(output, /window plan: high-performance/);
+    assert.equal(await activeKind(), 'balanced');
+    assert.deepEqual(await holdOperations(), ['hold_power_plan:changed', 'hold_restore:restored']);
+  });
+
+  it('still releases the hold when a maintenance task fails', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    const r = await playbook(['-e', 'maintenance_command=false']);
+    const output = `${r.stdout}\n${r.stderr}`;
+    assert.notEqual(r.code, 0, output);
+    assert.match(output, /Release the hold/);
+    assert.equal(await activeKind(), 'balanced');
+    const holds = (await (await fetch(`${server!.url}/v1/holds`)).json()) as { holds: unknown[] };
+    assert.deepEqual(holds.holds, []);
+    assert.deepEqual((await holdOperations()).slice(-2), [
+      'hold_power_plan:changed',
+      'hold_restore:restored',
+    ]);
+  });
+});
