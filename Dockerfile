@@ -1,20 +1,38 @@
-# powerplan as a container (first draft; see README "Running as a service").
-# Changing a Linux host's plan from a container needs /sys mounted writable and privileges.
+# powerplan as a container: `docker build -t powerplan .` (see README, "Running as a service").
+#
+# It listens on 0.0.0.0:8750, which the service only does with a token file: the file lives in the
+# state volume; create tokens with `docker exec powerplan powerplan token create --name ... --scopes ...`.
+# Reading the plan works as the unprivileged user. Changing a Linux host's plan from a container
+# needs /sys mounted writable and privileges (root in the container and --privileged, or the
+# cpufreq sysfs tree bind-mounted read-write); tuned and power-profiles-daemon are reached through
+# their command-line tools, which are not in this image. Not built on the project's build machines
+# (no Docker engine there).
+
+# Stage 1: production dependencies only (tsx runs the TypeScript sources, so no compile step).
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
+# Stage 2: the runtime, as the unprivileged `node` user.
 FROM node:20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production POWERPLAN_HOST=0.0.0.0 POWERPLAN_STATE_DIR=/var/lib/powerplan
+ENV NODE_ENV=production \
+    POWERPLAN_HOST=0.0.0.0 \
+    POWERPLAN_PORT=8750 \
+    POWERPLAN_STATE_DIR=/var/lib/powerplan \
+    POWERPLAN_TOKEN_FILE=/var/lib/powerplan/tokens.json
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY src ./src
-RUN mkdir -p /var/lib/powerplan && chown node:node /var/lib/powerplan
+RUN mkdir -p /var/lib/powerplan && chown node:node /var/lib/powerplan \
+    && ln -s /app/bin/powerplan.js /usr/local/bin/powerplan
 USER node
+VOLUME ["/var/lib/powerplan"]
 EXPOSE 8750
-HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:8750/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
+# /healthz answers without a token. (With POWERPLAN_TLS_* set, replace http with https here.)
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.POWERPLAN_PORT||8750)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "bin/powerplan.js"]
 CMD ["serve"]

@@ -8,8 +8,10 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Hono } from 'hono';
+import { PowerPlanError } from '../domain/errors.ts';
 import { addPublicRoute } from './auth.ts';
 
 export const DOCS_PATH = '/docs';
@@ -19,8 +21,17 @@ export const DOCS_ASSETS = '/docs/assets';
 const distPrefix = `${DOCS_ASSETS}/swagger-ui-dist`;
 const initPath = `${DOCS_ASSETS}/init.js`;
 
-/** Resolved without loading the package (its main module would load the 1.7 MB bundle). */
-const distDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/absolute-path.js'));
+/**
+ * Where swagger-ui-dist is, resolved without loading it (its main module loads the 1.7 MB bundle),
+ * on first use so that a build without it (a single executable shipped alone) still starts. In a
+ * CommonJS bundle import.meta is empty: resolve next to the executable instead.
+ */
+let distDir: string | undefined;
+const resolveDistDir = (): string => {
+  const from = import.meta.url ?? pathToFileURL(process.execPath).href;
+  distDir ??= dirname(createRequire(from).resolve('swagger-ui-dist/absolute-path.js'));
+  return distDir;
+};
 
 /** The only files served, with their content types. */
 const distFiles: Record<string, string> = {
@@ -44,7 +55,16 @@ const loaded = new Map<string, Promise<Buffer>>();
 const loadDistFile = (name: string): Promise<Buffer> => {
   let file = loaded.get(name);
   if (!file) {
-    file = readFile(join(distDir, name));
+    file = Promise.resolve()
+      .then(() => readFile(join(resolveDistDir(), name)))
+      .catch((e) => {
+        throw new PowerPlanError(
+          'not_found',
+          'The API docs assets (the swagger-ui-dist package) are not installed with this service; GET /openapi.json serves the document itself.',
+          undefined,
+          { cause: e },
+        );
+      });
     file.catch(() => loaded.delete(name));
     loaded.set(name, file);
   }
