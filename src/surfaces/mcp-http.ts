@@ -9,6 +9,7 @@ import type { Context, Hono, MiddlewareHandler } from 'hono';
 import type { Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
 import { PowerPlanError } from '../domain/errors.ts';
+import { localCaller } from '../domain/scopes.ts';
 import { toProblem } from './errors.ts';
 import type { AppEnv } from './rest.ts';
 
@@ -56,12 +57,18 @@ const refuse = (c: Context, detail: string): Response =>
     'content-type': 'application/problem+json',
   });
 
-/** Refuses (403) a request whose Host, or Origin when present, names another site. */
+/**
+ * Refuses (403) a token-less request whose Host, or Origin when present, names another site: the
+ * loopback service must not answer a web page that rebinds its own name to 127.0.0.1.
+ */
 export const dnsRebindingGuard = (config: Pick<Config, 'host'>): MiddlewareHandler<AppEnv> => {
   const allowed = allowedHostnames(config);
   const ok = (name: string | undefined) =>
     name !== undefined && (allowed.has(name) || /^127\.\d+\.\d+\.\d+$/.test(name));
   return async (c, next) => {
+    // A rebinding page rides on the browser, which never adds a bearer token by itself: a caller
+    // that presented one may use any name for this host (a DNS name, a proxy), e.g. remote access.
+    if (c.get('caller').name !== localCaller.name) return next();
     const host = c.req.header('host');
     if (!ok(host === undefined ? undefined : hostOf(host))) {
       return refuse(c, `Host '${host ?? ''}' is not accepted for ${MCP_PATH} (DNS rebinding guard).`);

@@ -221,9 +221,16 @@ const checkServerPowerText = (ops: readonly Operation[], workload: string | unde
         ]
       : []),
     has('get_recommendation')
-      ? 'Call get_recommendation and explain it in plain words: what it suggests, why, and the trade-off in ' +
-        'power and heat.'
+      ? 'Call get_recommendation with the workload class closest to what the server runs (its `workload` ' +
+        'argument lists them) and explain it in plain words: what it suggests, what each reason rests on, ' +
+        'the confidence, and the trade-off in power and heat.'
       : 'Say whether the active plan suits the workload and why, with the trade-off in power and heat.',
+    ...(has('compare_power_plans')
+      ? [
+          'If I want the plans measured against each other, offer compare_power_plans: it switches the plan ' +
+            'for a while and loads every CPU, so call it with dryRun: true first and run it only after I agree.',
+        ]
+      : []),
     'Do not change anything unless I explicitly ask for it. When I do, call set_power_plan with dryRun: true ' +
       'first, show me what would change, and only then call it again without dryRun.',
   ];

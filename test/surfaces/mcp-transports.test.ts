@@ -24,6 +24,42 @@ const callReadOnly = async (client: Client, tools: Map<string, Tool>): Promise<s
   return called;
 };
 
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+};
+
+/** A raw POST to /mcp, so that Host and Origin can be set to what a rebinding page would send. */
+const rawPost = (
+  serverUrl: string,
+  headers: Record<string, string>,
+  body: unknown = initialize,
+): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const url = new URL(`${serverUrl}/mcp`);
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+
 const setPlan = operationByName('set_power_plan')!;
 
 describe('MCP over stdio (powerplan mcp)', () => {
@@ -87,42 +123,6 @@ describe('MCP over Streamable HTTP (powerplan serve, /mcp)', () => {
     return client;
   };
 
-  /** A raw POST, so that Host and Origin can be set to what a rebinding page would send. */
-  const rawPost = (headers: Record<string, string>): Promise<number> =>
-    new Promise((resolve, reject) => {
-      const url = new URL(`${server.url}/mcp`);
-      const req = request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...headers,
-          },
-        },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      req.end(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-06-18',
-            capabilities: {},
-            clientInfo: { name: 'raw', version: '0' },
-          },
-        }),
-      );
-    });
-
   before(async () => {
     t = await testDeps();
     server = await startServer(t.env);
@@ -158,13 +158,25 @@ describe('MCP over Streamable HTTP (powerplan serve, /mcp)', () => {
 
   it('refuses a rebinding Host or a foreign Origin with 403, accepts loopback ones', async () => {
     const port = new URL(server.url).port;
-    assert.equal(await rawPost({ host: 'evil.example' }), 403);
-    assert.equal(await rawPost({ host: `evil.example:${port}`, origin: `http://evil.example:${port}` }), 403);
-    assert.equal(await rawPost({ host: `127.0.0.1:${port}`, origin: 'http://evil.example' }), 403);
-    assert.equal(await rawPost({ host: `127.0.0.1:${port}`, origin: 'null' }), 403);
-    assert.equal(await rawPost({ host: `localhost:${port}` }), 200);
-    assert.equal(await rawPost({ host: `localhost:${port}`, origin: `http://localhost:${port}` }), 200);
-    assert.equal(await rawPost({ host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` }), 200);
+    assert.equal(await rawPost(server.url, { host: 'evil.example' }), 403);
+    assert.equal(
+      await rawPost(server.url, { host: `evil.example:${port}`, origin: `http://evil.example:${port}` }),
+      403,
+    );
+    assert.equal(
+      await rawPost(server.url, { host: `127.0.0.1:${port}`, origin: 'http://evil.example' }),
+      403,
+    );
+    assert.equal(await rawPost(server.url, { host: `127.0.0.1:${port}`, origin: 'null' }), 403);
+    assert.equal(await rawPost(server.url, { host: `localhost:${port}` }), 200);
+    assert.equal(
+      await rawPost(server.url, { host: `localhost:${port}`, origin: `http://localhost:${port}` }),
+      200,
+    );
+    assert.equal(
+      await rawPost(server.url, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` }),
+      200,
+    );
   });
 });
 
@@ -212,6 +224,16 @@ describe('MCP over HTTP with tokens', () => {
     const done = await callOk(client, tools, setPlan, { plan: 'high-performance' });
     assert.equal(done.changed, true);
     await client.close();
+  });
+
+  it('a token caller may use another name for the host (remote access through a DNS name)', async () => {
+    const status = await rawPost(
+      server.url,
+      { host: 'powerplan.example.com', authorization: `Bearer ${tokens.read}` },
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+    );
+    assert.notEqual(status, 403);
+    assert.ok(status < 300, `status ${status}`);
   });
 
   it('no token: the connection is refused', async () => {
