@@ -62,8 +62,15 @@ describe('benchmarks over HTTP (real server on loopback)', () => {
       assert.equal(h.status, 200);
       await h.arrayBuffer();
     }
+    // A blocked event loop would hold every check for a whole phase (0.4 to 1 s of work). The
+    // typical check must answer within 100 ms; one may wait longer when a shared machine
+    // deschedules this process, but never for a phase.
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const typical = sorted[Math.floor(sorted.length / 2)]!;
+    const slowest = sorted[sorted.length - 1]!;
     assert.ok(latencies.length >= 3, `only ${latencies.length} health checks during the run`);
-    assert.ok(Math.max(...latencies) < 100, `slowest /healthz ${Math.max(...latencies).toFixed(1)} ms`);
+    assert.ok(typical < 100, `median /healthz ${typical.toFixed(1)} ms`);
+    assert.ok(slowest < 400, `slowest /healthz ${slowest.toFixed(1)} ms`);
 
     const res = await running;
     assert.equal(res.status, 201);
