@@ -28,7 +28,7 @@ describe('holds and desired state over MCP', () => {
     const r = await client.callTool({ name, arguments: args });
     return {
       isError: r.isError === true,
-      data: r.structuredContent as Record<string, never>,
+      data: r.structuredContent as unknown,
       text: JSON.stringify(r.content),
     };
   };
