@@ -72,6 +72,28 @@ const progressFor = (extra: RequestExtra): ((p: Progress) => void) | undefined =
 const withoutRootId = (schema: z.ZodType): z.ZodObject | undefined =>
   schema instanceof z.ZodObject ? schema.safeExtend({}) : undefined;
 
+/**
+ * A signal aborted by any of `sources`, unlinked by `release` once the call is answered. Not
+ * AbortSignal.any: on Node 20 its dependents of a long-lived source (the shutdown signal of a
+ * stdio server that runs for days) are kept for the life of that source.
+ */
+const linkedSignal = (sources: AbortSignal[]): { signal: AbortSignal; release: () => void } => {
+  const controller = new AbortController();
+  const aborted = sources.find((s) => s.aborted);
+  if (aborted) {
+    controller.abort(aborted.reason);
+    return { signal: controller.signal, release: () => {} };
+  }
+  const onAbort = (e: Event) => controller.abort((e.target as AbortSignal).reason);
+  for (const s of sources) s.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    release: () => {
+      for (const s of sources) s.removeEventListener('abort', onAbort);
+    },
+  };
+};
+
 export interface McpServerOptions {
   /** The operations offered as tools; the registry by default (tests pass their own). */
   operations?: readonly Operation[];
@@ -82,14 +104,14 @@ export const createMcpServer = (deps: Deps, caller: Caller, options: McpServerOp
   const ops = options.operations ?? registry;
   const server = new McpServer({ name: 'powerplan', title: 'powerplan', version }, { instructions });
 
-  const run = (op: Operation, input: unknown, extra: RequestExtra) => {
+  const run = async (op: Operation, input: unknown, extra: RequestExtra) => {
     const progress = progressFor(extra);
-    return runOperation(op, input, {
-      ...deps,
-      caller,
-      signal: AbortSignal.any([extra.signal, deps.shutdown.signal]),
-      ...(progress ? { progress } : {}),
-    });
+    const { signal, release } = linkedSignal([extra.signal, deps.shutdown.signal]);
+    try {
+      return await runOperation(op, input, { ...deps, caller, signal, ...(progress ? { progress } : {}) });
+    } finally {
+      release();
+    }
   };
 
   const failure = (op: string, e: unknown): CallToolResult => {
