@@ -9,8 +9,9 @@ import { HoldJournal } from '../../src/services/holds-schemas.ts';
 
 export const expireInJournal = async (store: Store, id: string, at = Date.now() - 1000): Promise<void> => {
   const journal = await store.read('holds.json', HoldJournal);
+  assert.ok(journal, 'a hold journal exists');
   assert.ok(
-    journal?.holds.some((h) => h.id === id),
+    journal.holds.some((h) => h.id === id),
     `hold ${id} is journaled`,
   );
   await store.write('holds.json', {
