@@ -4,6 +4,7 @@ import type { Operation } from './define.ts';
 import { getActivePowerPlan } from './get-active-power-plan.ts';
 import { getAuditLog } from './get-audit-log.ts';
 import { getBenchmark } from './get-benchmark.ts';
+import { getCaller } from './get-caller.ts';
 import { getDesiredState } from './get-desired-state.ts';
 import { getRecommendation } from './get-recommendation.ts';
 import { getSystemInfo } from './get-system-info.ts';
@@ -32,6 +33,7 @@ export const operations: readonly Operation[] = [
   getBenchmark,
   getRecommendation,
   comparePowerPlans,
+  getCaller,
 ];
 
 export const operationByName = (name: string): Operation | undefined =>
