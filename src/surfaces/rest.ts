@@ -20,6 +20,7 @@ import { coerceStrings } from './input.ts';
 import { mountMcp } from './mcp-http.ts';
 import { createMetrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import { mountPage } from './page.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -102,6 +103,7 @@ export const createApp = (deps: Deps, options: AppOptions = {}): Hono<AppEnv> =>
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/metrics', metrics.handler);
   mountDocs(app);
+  mountPage(app, deps);
   let openapi: string | undefined;
   app.get('/openapi.json', (c) => {
     openapi ??= JSON.stringify(buildOpenApiDocument());
