@@ -73,10 +73,10 @@ describe('auth matrix: every operation x {no token, bad token, read, benchmark, 
   }
 
   it('public routes answer without a token; everything else needs one', async () => {
-    for (const path of ['/healthz', '/openapi.json']) {
+    for (const path of ['/healthz', '/openapi.json', '/']) {
       assert.equal((await h.app.request(path)).status, 200, path);
     }
-    for (const path of ['/metrics', '/v1/nothing-here', '/healthz/../v1/plans', '/openapi.json/x', '/']) {
+    for (const path of ['/metrics', '/v1/nothing-here', '/healthz/../v1/plans', '/openapi.json/x', '/page/../v1/plans']) {
       assert.equal((await h.app.request(path)).status, 401, path);
     }
     // Only GET/HEAD are public.
