@@ -2,8 +2,11 @@
  * The long-lived dependencies of one service instance, built once in `buildDeps` and handed to
  * every operation as part of its context. Surfaces never build these themselves.
  */
+
+import { join } from 'node:path';
 import { BenchmarkService } from './bench/service.ts';
 import type { Config } from './config.ts';
+import { FileLock } from './lib/file-lock.ts';
 import { Lock } from './lib/lock.ts';
 import { createLogger, type Logger } from './lib/log.ts';
 import { Store } from './lib/store.ts';
@@ -32,7 +35,16 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
     store,
     log,
     backend: overrides.backend ?? createBackend(config, store),
-    planLock: overrides.planLock ?? new Lock('The power plan'),
+    planLock:
+      overrides.planLock ??
+      new Lock(
+        'The power plan',
+        new FileLock(join(store.dir, 'plan.lock'), {
+          code: 'conflict',
+          heldMessage: (h) =>
+            `The power plan is being changed by ${h.what} (process ${h.pid || 'starting'}, since ${h.startedAt}); try again when it has finished.`,
+        }),
+      ),
     shutdown,
     bench: overrides.bench ?? new BenchmarkService({ store, log, shutdown: shutdown.signal }),
   };

@@ -16,12 +16,12 @@ import {
 } from '../domain/benchmark.ts';
 import { PowerPlanError } from '../domain/errors.ts';
 import type { ActivePlan, BackendName, Virtualization } from '../domain/schemas.ts';
+import { FileLock } from '../lib/file-lock.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Store } from '../lib/store.ts';
 import { analyze } from './analysis.ts';
 import { type CpuLoad, sampleCpuLoad } from './cpu-load.ts';
 import { BenchmarkHistory, type HistoryLimits } from './history.ts';
-import { HostLock } from './host-lock.ts';
 import { benchPlan, capMs } from './profiles.ts';
 import { liveWorkers, type RunProgress, runBenchmark } from './runner.ts';
 
@@ -95,7 +95,7 @@ const environmentWarnings = (
 
 export class BenchmarkService {
   private readonly history: BenchmarkHistory;
-  private readonly hostLock: HostLock;
+  private readonly hostLock: FileLock;
   private readonly log: Logger | undefined;
   private readonly threshold: number;
   private readonly sampleLoad: (signal: AbortSignal) => Promise<CpuLoad>;
@@ -104,7 +104,11 @@ export class BenchmarkService {
 
   constructor(options: BenchmarkServiceOptions) {
     this.history = new BenchmarkHistory(options.store, options.history);
-    this.hostLock = new HostLock(join(options.store.dir, 'benchmark.lock'));
+    this.hostLock = new FileLock(join(options.store.dir, 'benchmark.lock'), {
+      code: 'busy',
+      heldMessage: (h) =>
+        `A benchmark is already running on this host (${h.what}, process ${h.pid || 'starting'}, started ${h.startedAt}); try again when it has finished.`,
+    });
     this.log = options.log;
     this.threshold = options.busyThresholdPercent ?? 30;
     this.sampleLoad = options.sampleLoad ?? ((signal) => sampleCpuLoad(200, signal));

@@ -1,12 +1,13 @@
 /**
- * One benchmark at a time per host, across processes: a lock file in the state directory created
- * with O_EXCL, holding the owner's pid. A lock left by a process that is gone (or older than any
- * run can last) is stale and taken over, so a crash never blocks benchmarks for good.
+ * A lock across processes on this host (the server, a CLI run, an MCP stdio server): a lock file in
+ * the state directory created with O_EXCL, holding the owner's pid. A lock left by a process that is
+ * gone (or older than any holder can last) is stale and taken over, so a crash never blocks for good.
+ * Used for one benchmark at a time and for the plan lock.
  */
 import { open, readFile, rm, stat } from 'node:fs/promises';
-import { PowerPlanError } from '../domain/errors.ts';
+import { type ErrorCode, PowerPlanError } from '../domain/errors.ts';
 
-interface LockContent {
+export interface LockContent {
   pid: number;
   startedAt: string;
   what: string;
@@ -22,26 +23,37 @@ const alive = (pid: number): boolean => {
   }
 };
 
-export class HostLock {
+export interface FileLockOptions {
+  /** After this long a holder is presumed dead even if its pid lives on (pid reuse). */
+  staleMs?: number;
+  /** The error code when the lock is held by someone else. */
+  code: ErrorCode;
+  /** The message when the lock is held: what is running, by whom, and what to do. */
+  heldMessage: (holder: LockContent) => string;
+}
+
+export class FileLock {
   private readonly path: string;
   private readonly staleMs: number;
+  private readonly options: FileLockOptions;
 
-  constructor(path: string, staleMs = 15 * 60_000) {
+  constructor(path: string, options: FileLockOptions) {
     this.path = path;
-    this.staleMs = staleMs;
+    this.staleMs = options.staleMs ?? 15 * 60_000;
+    this.options = options;
   }
 
   private async holder(): Promise<LockContent | undefined> {
     try {
       const c = JSON.parse(await readFile(this.path, 'utf8')) as Partial<LockContent>;
       if (typeof c.pid !== 'number' || typeof c.startedAt !== 'string') return undefined;
-      return { pid: c.pid, startedAt: c.startedAt, what: String(c.what ?? 'a benchmark') };
+      return { pid: c.pid, startedAt: c.startedAt, what: String(c.what ?? 'another process') };
     } catch {
       return undefined;
     }
   }
 
-  /** Takes the lock or throws `busy`; returns the function that releases it. */
+  /** Takes the lock or throws the configured error; returns the function that releases it. */
   async acquire(what: string): Promise<() => Promise<void>> {
     const content: LockContent = { pid: process.pid, startedAt: new Date().toISOString(), what };
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -68,18 +80,23 @@ export class HostLock {
           () => Number.POSITIVE_INFINITY,
         );
         if (age < 5_000)
-          throw new PowerPlanError('busy', 'A benchmark is starting on this host; try again shortly.');
+          throw new PowerPlanError(
+            this.options.code,
+            this.options.heldMessage({ pid: 0, startedAt: 'just now', what: 'another process' }),
+          );
       }
       const stale = !h || !alive(h.pid) || !(Date.now() - Date.parse(h.startedAt) <= this.staleMs);
       if (h && !stale) {
-        throw new PowerPlanError(
-          'busy',
-          `A benchmark is already running on this host (${h.what}, process ${h.pid}, started ${h.startedAt}); try again when it has finished.`,
-          { pid: h.pid, startedAt: h.startedAt },
-        );
+        throw new PowerPlanError(this.options.code, this.options.heldMessage(h), {
+          pid: h.pid,
+          startedAt: h.startedAt,
+        });
       }
       await rm(this.path, { force: true });
     }
-    throw new PowerPlanError('busy', 'Another process keeps taking the benchmark lock; try again shortly.');
+    throw new PowerPlanError(
+      this.options.code,
+      this.options.heldMessage({ pid: 0, startedAt: 'just now', what: 'another process' }),
+    );
   }
 }
