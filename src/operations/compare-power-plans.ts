@@ -4,7 +4,6 @@ import { formatComparison } from '../advice/format.ts';
 import { MAX_THREADS } from '../bench/service.ts';
 import { ComparisonResult, Workload } from '../domain/advice.ts';
 import { BenchmarkProfile } from '../domain/benchmark.ts';
-import { PowerPlanError } from '../domain/errors.ts';
 import { runComparison } from '../services/compare.ts';
 import { defineOperation } from './define.ts';
 import { PlanRef } from './set-power-plan.ts';
@@ -12,24 +11,6 @@ import { PlanRef } from './set-power-plan.ts';
 export const MAX_SETTLE_MS = 60_000;
 
 /** The CLI passes a list as one flag value: `a,b`. */
-const PlanList = z
-  .string()
-  .min(1)
-  .max(1100)
-  .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters');
-
-const splitPlans = (plans: string | string[] | undefined): string[] | undefined => {
-  if (plans === undefined || Array.isArray(plans)) return plans;
-  const list = plans
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean);
-  if (list.length < 1 || list.length > 4 || list.some((p) => p.length > 256)) {
-    throw new PowerPlanError('invalid_input', 'plans: give 1 to 4 plans, separated by commas.');
-  }
-  return list;
-};
-
 export const comparePowerPlans = defineOperation({
   name: 'compare_power_plans',
   title: 'Compare power plans (A/B benchmark)',
@@ -45,10 +26,12 @@ export const comparePowerPlans = defineOperation({
   input: z
     .object({
       plans: z
-        .union([z.array(PlanRef).min(1).max(4), PlanList])
+        .array(PlanRef)
+        .min(1)
+        .max(4)
         .optional()
         .describe(
-          'Plans to compare with the active one (ids, kind aliases or exact names; 1 to 4), as a list or as one comma-separated string (CLI: --plans high-performance,balanced). Default: the best performance plan installed.',
+          'Plans to compare with the active one (ids, kind aliases or exact names; 1 to 4; in the CLI comma-separated: --plans high-performance,balanced). Default: the best performance plan installed.',
         ),
       workload: Workload.default('database').describe(
         'Workload the recommendation is for (default database).',
@@ -91,5 +74,5 @@ export const comparePowerPlans = defineOperation({
   scope: 'control',
   http: { method: 'POST', path: '/v1/comparisons' },
   cli: { command: ['compare'], format: formatComparison },
-  handler: async (input, ctx) => runComparison({ ...input, plans: splitPlans(input.plans) }, ctx),
+  handler: async (input, ctx) => runComparison(input, ctx),
 });

@@ -1,7 +1,8 @@
 /**
- * Turns raw strings (query parameters, CLI flags) into the scalar types an operation's input schema
- * expects, so the zod schema stays the single validator. Only booleans and numbers are converted;
- * anything else is left for zod to judge.
+ * Turns raw strings (query parameters, CLI flags) into the types an operation's input schema
+ * expects, so the zod schema stays the single validator. Booleans and numbers are converted, and a
+ * list is given as one comma-separated string (`--plans a,b`, `?idleGapsMs=50,200`); anything else
+ * is left for zod to judge.
  */
 import { z } from 'zod';
 import { PowerPlanError } from '../domain/errors.ts';
@@ -11,6 +12,8 @@ export interface FieldInfo {
   name: string;
   type: 'string' | 'boolean' | 'number' | 'integer' | 'array' | 'object' | 'unknown';
   description?: string;
+  /** Type of the elements when `type` is `array`. */
+  items?: FieldInfo['type'];
   required: boolean;
   enum?: readonly unknown[];
   default?: unknown;
@@ -23,12 +26,16 @@ export const inputFields = (op: Operation): FieldInfo[] => {
   const hit = cache.get(op);
   if (hit) return hit;
   const schema = z.toJSONSchema(op.input, { io: 'input', unrepresentable: 'any' }) as {
-    properties?: Record<string, { type?: string; description?: string; enum?: unknown[]; default?: unknown }>;
+    properties?: Record<
+      string,
+      { type?: string; description?: string; enum?: unknown[]; default?: unknown; items?: { type?: string } }
+    >;
     required?: string[];
   };
   const fields = Object.entries(schema.properties ?? {}).map(([name, p]) => ({
     name,
     type: (p.type as FieldInfo['type']) ?? 'unknown',
+    ...(p.items?.type ? { items: p.items.type as FieldInfo['type'] } : {}),
     required: schema.required?.includes(name) ?? false,
     ...(p.description ? { description: p.description } : {}),
     ...(p.enum ? { enum: p.enum } : {}),
@@ -38,7 +45,15 @@ export const inputFields = (op: Operation): FieldInfo[] => {
   return fields;
 };
 
-const toScalar = (field: FieldInfo, raw: string): unknown => {
+const toScalar = (field: Pick<FieldInfo, 'type' | 'items'>, raw: string): unknown => {
+  if (field.type === 'array') {
+    const item = { type: field.items ?? 'string' };
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+      .map((s) => toScalar(item, s));
+  }
   if (field.type === 'boolean') {
     if (raw === 'true' || raw === '1' || raw === '') return true;
     if (raw === 'false' || raw === '0') return false;

@@ -85,7 +85,7 @@ describe('compare_power_plans (simulated backend)', () => {
     const bench = new GatedBench();
     t = await testDeps({}, { bench: bench.asService() });
     const out = ComparisonResult.parse(
-      await runOperation(compare, { dryRun: true, plans: 'power-saver,high-performance' }, ctxOf(t)),
+      await runOperation(compare, { dryRun: true, plans: ['power-saver', 'high-performance'] }, ctxOf(t)),
     );
     assert.deepEqual(
       out.planned.map((p) => p.id),

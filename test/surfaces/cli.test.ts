@@ -60,6 +60,16 @@ describe('CLI as a child process', () => {
     }
   });
 
+  it('a list flag takes comma-separated values (compare --plans a,b)', async () => {
+    const r = await runCli(['compare', '--plans', 'power-saver, balanced', '--dry-run', '--json'], t.env);
+    assert.equal(r.code, 0, r.stderr);
+    const planned = (JSON.parse(r.stdout) as { planned: { id: string }[] }).planned.map((p) => p.id);
+    assert.ok(planned.includes(SCHEME.powerSaver) && planned.includes(SCHEME.balanced), planned.join());
+    const bad = await runCli(['bench', '--idle-gaps-ms', '50,abc'], t.env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /idleGapsMs/);
+  });
+
   it('invalid configuration exits 2 naming the variable', async () => {
     const r = await runCli(['active'], { ...t.env, POWERPLAN_BACKEND: 'beos' });
     assert.equal(r.code, 2);
