@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { formatResult } from '../bench/format.ts';
 import { MAX_THREADS } from '../bench/service.ts';
 import { BenchmarkProfile, BenchmarkResult } from '../domain/benchmark.ts';
+import { benchFingerprint } from '../services/compare-facts.ts';
 import { defineOperation } from './define.ts';
 
 export const runCpuBenchmark = defineOperation({
@@ -49,16 +50,6 @@ export const runCpuBenchmark = defineOperation({
     ctx.bench.run(input, {
       signal: ctx.signal,
       progress: ctx.progress,
-      fingerprint: async () => {
-        const [active, facts] = await Promise.all([
-          ctx.backend.getActive().catch(() => null),
-          ctx.backend.facts().catch(() => null),
-        ]);
-        return {
-          activePlan: active,
-          backend: ctx.backend.name,
-          virtualization: facts?.virtualization ?? null,
-        };
-      },
+      fingerprint: benchFingerprint(ctx.backend),
     }),
 });
