@@ -15,6 +15,16 @@ export const SCHEME = {
   configMgrHighPerformance: 'db310065-829b-4671-9647-2261c00e86ef',
 } as const;
 
+/**
+ * The GUIDs this service gives the plans it creates (`powercfg /duplicatescheme <template> <GUID>`),
+ * so that a created Ultimate Performance plan is still recognised as such after a restart, when its
+ * settings alone would make it look like High performance.
+ */
+export const CREATED_SCHEME = {
+  'ultimate-performance': '3632ef55-cb5a-4976-9299-8943d20a5e5d',
+  'high-performance': 'a0bb6da1-47f3-48aa-b79c-613c77f22e48',
+} as const;
+
 /** Kind of each well-known scheme GUID. */
 export const wellKnownKinds: Readonly<Record<string, PlanKind>> = {
   [SCHEME.balanced]: 'balanced',

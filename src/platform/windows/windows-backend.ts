@@ -11,7 +11,6 @@ import {
   type Capabilities,
   emptyProcessorSettings,
   type Plan,
-  type PlanKind,
   type ProcessorSettings,
 } from '../../domain/schemas.ts';
 import { CommandError, type CommandResult, type RunFn, runCommand } from '../../lib/run-command.ts';
@@ -29,7 +28,7 @@ import {
 import { classifyPowercfgFailure } from './powercfg-errors.ts';
 import { ReadCache } from './read-cache.ts';
 import { createRegistry, type PolicyState } from './registry.ts';
-import { powercfgAliases, SCHEME, SETTING, SUB_NONE, SUB_PROCESSOR } from './well-known.ts';
+import { CREATED_SCHEME, powercfgAliases, SCHEME, SETTING, SUB_NONE, SUB_PROCESSOR } from './well-known.ts';
 
 export interface WindowsBackendOptions {
   /** Full path of powercfg.exe (config.powercfg: POWERPLAN_POWERCFG or %SystemRoot%\System32). */
@@ -78,8 +77,6 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
     chcpPath: options.chcpPath ?? null,
     timeoutMs,
   });
-  /** Schemes this instance created, by GUID: their template says what they are. */
-  const created = new Map<string, PlanKind>();
   /** Set when a change was refused for lack of rights; cleared by the next successful change. */
   let refused: string | null = null;
   /** Whether `/qh` (query including hidden settings) exists here; unknown until first tried. */
@@ -204,8 +201,8 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
   const policy = () => cache.get('policy', (): Promise<PolicyState> => registry.policy());
 
   const classify = async (id: string) => {
-    if (isWellKnown(id) || created.has(id)) {
-      return classifyScheme({ id, personality: null, minStateAc: null, createdAs: created.get(id) });
+    if (isWellKnown(id)) {
+      return classifyScheme({ id, personality: null, minStateAc: null });
     }
     const p = await personality(id);
     const minStateAc = p === null ? (acdc(await processorQuery(id), SETTING.minState)?.ac ?? null) : null;
@@ -302,7 +299,7 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
       const template = kind === 'ultimate-performance' ? SCHEME.ultimateTemplate : SCHEME.highPerformance;
       let out: string;
       try {
-        out = await powercfg(['/duplicatescheme', template]);
+        out = await powercfg(['/duplicatescheme', template, CREATED_SCHEME[kind]]);
       } catch (e) {
         if (e instanceof PowerPlanError && e.code === 'forbidden') refused = e.message;
         throw e;
@@ -311,7 +308,6 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
       }
       const scheme = parseFirstScheme(out);
       if (!scheme) throw unexpected(`/duplicatescheme ${template}`, out);
-      created.set(scheme.id, kind);
       return {
         id: scheme.id,
         name: scheme.name,

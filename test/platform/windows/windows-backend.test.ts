@@ -14,7 +14,7 @@ import type { OperationContext } from '../../../src/operations/define.ts';
 import { setPowerPlan } from '../../../src/operations/set-power-plan.ts';
 import { createBackend } from '../../../src/platform/detect.ts';
 import { resolvePlan } from '../../../src/platform/resolve.ts';
-import { SCHEME, SETTING } from '../../../src/platform/windows/well-known.ts';
+import { CREATED_SCHEME, SCHEME, SETTING } from '../../../src/platform/windows/well-known.ts';
 import { createWindowsBackend } from '../../../src/platform/windows/windows-backend.ts';
 import { S } from '../../emulators/win-emu-state.mjs';
 import { testDeps } from '../../helpers.ts';
@@ -339,9 +339,22 @@ describe('windows backend: setting', () => {
         ['ultimate-performance', false, false],
       );
       assert.equal(created.name, 'Ultimate Performance');
-      assert.deepEqual(await emu.calls('/duplicatescheme'), [['/duplicatescheme', SCHEME.ultimateTemplate]]);
+      assert.equal(created.id, CREATED_SCHEME['ultimate-performance']);
+      assert.deepEqual(await emu.calls('/duplicatescheme'), [
+        ['/duplicatescheme', SCHEME.ultimateTemplate, CREATED_SCHEME['ultimate-performance']],
+      ]);
       const listed = (await emu.backend.listPlans()).find((p) => p.id === created.id);
       assert.equal(listed?.kind, 'ultimate-performance', 'the new plan is listed at once, as what it is');
+      // A new backend instance (a restart) still knows the copy by the GUID it was given, although its
+      // settings alone equal High performance's.
+      const restarted = createWindowsBackend({
+        powercfgPath: POWERCFG_EMULATOR,
+        regPath: null,
+        chcpPath: null,
+        run: emu.run,
+      });
+      const again = (await restarted.listPlans()).find((p) => p.id === created.id);
+      assert.equal(again?.kind, 'ultimate-performance');
     } finally {
       await emu.cleanup();
     }
