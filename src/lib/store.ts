@@ -3,7 +3,7 @@
  * append-only JSON-lines logs (audit). Names are fixed by the code, never taken from a caller.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { appendFile, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
@@ -19,6 +19,13 @@ export type StateFile =
 
 export class Store {
   readonly dir: string;
+  /**
+   * The text of each document as last read, with the identity of the file it came from. Reads are
+   * on every request's path (the simulated plan, the desired state): a stat that shows the same file
+   * skips the open/read/close, and an absent file costs no exception. Every write replaces the file
+   * (a new inode, a new mtime), so a change by this or another process is always seen.
+   */
+  #texts = new Map<StateFile, { key: string; text: string }>();
 
   constructor(dir: string) {
     this.dir = dir;
@@ -31,12 +38,20 @@ export class Store {
 
   /** Reads and validates a JSON document; undefined when absent or unreadable (a torn file is ignored). */
   async read<T extends z.ZodType>(file: StateFile, schema: T): Promise<z.infer<T> | undefined> {
-    let text: string;
-    try {
-      text = await readFile(this.path(file), 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw e;
+    const path = this.path(file);
+    // bigint: nanosecond times, so two writes within a millisecond still differ.
+    const st = statSync(path, { bigint: true, throwIfNoEntry: false });
+    if (!st) return undefined;
+    const key = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    let text = this.#texts.get(file)?.key === key ? this.#texts.get(file)?.text : undefined;
+    if (text === undefined) {
+      try {
+        text = await readFile(path, 'utf8');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw e;
+      }
+      this.#texts.set(file, { key, text });
     }
     try {
       const parsed = schema.safeParse(JSON.parse(text));
