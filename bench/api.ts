@@ -1,0 +1,114 @@
+/**
+ * API overhead: `GET /v1/plans/active` against a bare Hono route answering the same body in the same
+ * server process (bench/server.ts), on the simulated backend and on the Windows backend over the
+ * powercfg emulator. autocannon runs as its own process, 50 connections. The two routes alternate
+ * (bare, api, bare, api, ...) so that drift in the machine's load hits both alike; the figures are
+ * ratios within a round. The server's CPU time per request (from /proc) is reported too: on a
+ * machine shared with other work, throughput depends on the share the scheduler gives, CPU time
+ * per request much less.
+ *
+ *   npm run bench:api -- [--seconds 5] [--rounds 2] [--connections 50] [--backends simulated,windows]
+ *
+ * Goals: the API route keeps >= 80% of the bare route's throughput; its p99 stays under 10 ms.
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { footer, header, median, pct, verdict } from './lib/machine.ts';
+import { autocannon, cpuMs, type LoadResult, repoRoot, startProcess } from './lib/processes.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    backends: { type: 'string', default: 'simulated,windows' },
+  },
+});
+const seconds = Number(values.seconds);
+const rounds = Math.max(1, Math.trunc(Number(values.rounds)));
+const connections = Number(values.connections);
+
+header('API overhead: GET /v1/plans/active against a bare Hono route in the same process');
+console.log(
+  `autocannon -c ${connections} -d ${seconds} from its own process; ${rounds} alternating rounds\n`,
+);
+
+type Measured = LoadResult & { cpuUsPerRequest: number };
+
+interface Row {
+  backend: string;
+  bare: Measured[];
+  /** /healthz of the real app: every middleware, a trivial handler. */
+  stack: Measured[];
+  api: Measured[];
+  /** The API route of the app without the HTTP security middleware (secure headers, auth). */
+  plain: Measured[];
+}
+
+const rows: Row[] = [];
+for (const backend of values.backends.split(',')) {
+  const server = await startProcess([
+    '--import',
+    'tsx',
+    join(repoRoot, 'bench', 'server.ts'),
+    '--backend',
+    backend,
+  ]);
+  try {
+    const bareUrl = `${server.url}/bare`;
+    const apiUrl = `${server.url}/v1/plans/active`;
+    const plainUrl = `${/plain (\S+?)\)/.exec(server.banner)?.[1]}/v1/plans/active`;
+    // Warm-up: JIT, caches, connection pools.
+    await autocannon(bareUrl, { connections, seconds: 1 });
+    await autocannon(apiUrl, { connections, seconds: 1 });
+    await autocannon(plainUrl, { connections, seconds: 1 });
+    const pid = server.child.pid!;
+    const measure = async (url: string): Promise<Measured> => {
+      const cpu0 = await cpuMs(pid);
+      const r = await autocannon(url, { connections, seconds });
+      return { ...r, cpuUsPerRequest: (((await cpuMs(pid)) - cpu0) * 1000) / r.requests };
+    };
+    const row: Row = { backend, bare: [], stack: [], api: [], plain: [] };
+    for (let i = 0; i < rounds; i++) {
+      row.bare.push(await measure(bareUrl));
+      row.stack.push(await measure(`${server.url}/healthz`));
+      row.api.push(await measure(apiUrl));
+      row.plain.push(await measure(plainUrl));
+    }
+    for (const r of [...row.bare, ...row.stack, ...row.api, ...row.plain]) {
+      if (r.non2xx || r.errors)
+        throw new Error(`${backend}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+    }
+    rows.push(row);
+  } finally {
+    await server.stop();
+  }
+}
+
+console.log(
+  '| backend | bare req/s | API req/s | API / bare | server CPU µs/req: bare / /healthz (all middleware) / API / API without security middleware | bare p99 ms | API p99 ms | API p50 ms | throughput goal (>= 80%) | p99 goal (< 10 ms) |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|---|');
+for (const r of rows) {
+  const ratios = r.api.map((a, i) => a.rps / r.bare[i]!.rps);
+  const ratio = median(ratios);
+  const apiP99 = Math.max(...r.api.map((a) => a.p99));
+  const cpuBare = median(r.bare.map((x) => x.cpuUsPerRequest));
+  const cpuApi = median(r.api.map((x) => x.cpuUsPerRequest));
+  const cpuStack = median(r.stack.map((x) => x.cpuUsPerRequest));
+  const cpuPlain = median(r.plain.map((x) => x.cpuUsPerRequest));
+  const line = [
+    r.backend,
+    median(r.bare.map((x) => x.rps)).toFixed(0),
+    median(r.api.map((x) => x.rps)).toFixed(0),
+    `${pct(ratio)} (rounds: ${ratios.map((x) => pct(x, 0)).join(', ')})`,
+    `${cpuBare.toFixed(0)} / ${cpuStack.toFixed(0)} / ${cpuApi.toFixed(0)} / ${cpuPlain.toFixed(0)}`,
+    Math.max(...r.bare.map((x) => x.p99)).toFixed(1),
+    apiP99.toFixed(1),
+    median(r.api.map((x) => x.p50)).toFixed(1),
+    verdict(ratio * 100, 80, '%', true),
+    apiP99 < 10 ? 'met' : verdict(apiP99, 10, ' ms'),
+  ];
+  console.log(`| ${line.join(' | ')} |`);
+}
+footer();

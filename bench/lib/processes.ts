@@ -1,0 +1,127 @@
+/**
+ * Child processes for the benchmark scripts: a server started and awaited on its "listening on
+ * <url>" line, its resident memory, and autocannon run as its own process (the load generator must
+ * not share the event loop, or the CPU accounting, of the script or the server).
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+export const repoRoot = resolve(import.meta.dirname, '..', '..');
+export const tsxCli = join(repoRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+const autocannonCli = join(repoRoot, 'node_modules', 'autocannon', 'autocannon.js');
+const execFileP = promisify(execFile);
+
+export interface ServerProcess {
+  url: string;
+  /** The output up to and including the "listening" line. */
+  banner: string;
+  child: ChildProcess;
+  /** Milliseconds from spawn to the "listening" line. */
+  listeningMs: number;
+  stop(): Promise<void>;
+}
+
+/** Spawns `node <args>` and resolves once it prints `listening on <url>`. */
+export const startProcess = (
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<ServerProcess> =>
+  new Promise((resolvePromise, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, args, {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no "listening on" within ${timeoutMs} ms: ${out}${err}`));
+    }, timeoutMs);
+    child.stderr!.on('data', (d) => {
+      err += d;
+    });
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (\S+)/.exec(out);
+      if (m && timer) {
+        clearTimeout(timer);
+        resolvePromise({
+          url: m[1]!,
+          banner: out,
+          child,
+          listeningMs: performance.now() - t0,
+          stop: () => {
+            if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+            return exited;
+          },
+        });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening: ${out}${err}`));
+    });
+  });
+
+/** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status). */
+export const rssMiB = async (pid: number): Promise<number> => {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+  return kb / 1024;
+};
+
+export interface LoadResult {
+  /** Requests per second, mean over the run. */
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+/**
+ * autocannon against `url` from its own process: `connections` connections for `seconds`, or
+ * exactly `amount` requests when given.
+ */
+export const autocannon = async (
+  url: string,
+  opts: { connections?: number; seconds?: number; amount?: number } = {},
+): Promise<LoadResult> => {
+  const args = [autocannonCli, '--json', '-c', String(opts.connections ?? 50)];
+  if (opts.amount !== undefined) args.push('-a', String(opts.amount));
+  else args.push('-d', String(opts.seconds ?? 5));
+  const { stdout } = await execFileP(process.execPath, [...args, url], { maxBuffer: 64 * 1024 * 1024 });
+  const r = JSON.parse(stdout) as {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+    errors: number;
+  };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+};
+
+/** CPU time (user + system) a process has used so far, in milliseconds (/proc/<pid>/stat). */
+export const cpuMs = async (pid: number): Promise<number> => {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces) start at state, field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS;
+};
+
+/** USER_HZ: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS = 100;
