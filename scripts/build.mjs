@@ -62,6 +62,23 @@ const sourceDirname = {
   },
 };
 
+/**
+ * zod re-exports every locale (`z.locales`, about 40 languages) from its namespace object, which a
+ * bundler cannot drop; the code uses none of them (zod's default English messages are imported
+ * directly). An empty `locales` keeps a third of zod out of the start-up chunk.
+ */
+const noZodLocales = {
+  name: 'no-zod-locales',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+        ? { path: 'zod-locales', namespace: 'empty' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: 'export {};', loader: 'js' }));
+  },
+};
+
 const startedAt = Date.now();
 const result = await esbuild.build({
   absWorkingDir: root,
@@ -78,12 +95,14 @@ const result = await esbuild.build({
   write: false,
   metafile: true,
   legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
   // Bundled CommonJS packages (yaml, under openapi3-ts) require Node built-ins: give them a require.
   banner: {
     js: "import { createRequire as __powerplanCreateRequire } from 'node:module'; const require = __powerplanCreateRequire(import.meta.url);",
   },
   logLevel: 'warning',
-  plugins: [sourceDirname],
+  plugins: [sourceDirname, noZodLocales],
 });
 
 await mkdir(outDir, { recursive: true });
@@ -99,7 +118,8 @@ for (const file of ordered) {
   written.add(file.path);
 }
 const inputs = Object.keys(result.metafile.inputs)
-  .filter((p) => !p.includes('node_modules/') && !p.startsWith('<'))
+  // Files only: not node_modules (rebuilt by npm install), not virtual modules (`empty:...`).
+  .filter((p) => !p.includes('node_modules/') && !p.startsWith('<') && !/^[a-z-]+:/.test(p))
   .map((p) => posix(p))
   .sort();
 const manifest = { builtAt: startedAt, entry: `${ENTRY}.mjs`, inputs };
