@@ -17,6 +17,25 @@ export type StateFile =
   | 'desired.json'
   | 'audit.jsonl';
 
+/** True when the file exists, is not empty and its last byte is not a newline. */
+const endsTorn = async (path: string): Promise<boolean> => {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size === 0) return false;
+    const last = Buffer.alloc(1);
+    await handle.read(last, 0, 1, size - 1);
+    return last[0] !== 0x0a;
+  } finally {
+    await handle.close();
+  }
+};
+
 export class Store {
   readonly dir: string;
   /**
@@ -79,9 +98,16 @@ export class Store {
     await rm(this.path(file), { force: true });
   }
 
-  /** Appends one JSON line; a single write() of a short line is atomic with O_APPEND. */
+  /**
+   * Appends one JSON line; a single write() of a short line is atomic with O_APPEND. When a crash
+   * (power loss) left the log without its final newline, the record starts on a line of its own
+   * instead of being glued to the torn fragment and lost with it.
+   */
   async append(file: StateFile, record: unknown): Promise<void> {
-    await appendFile(this.path(file), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+    const path = this.path(file);
+    await appendFile(path, `${(await endsTorn(path)) ? '\n' : ''}${JSON.stringify(record)}\n`, {
+      mode: 0o600,
+    });
   }
 
   /** Reads a JSON-lines log, skipping a torn last line. */

@@ -102,6 +102,15 @@ describe('restart and torn writes', () => {
     const lines = await store.readLines('audit.jsonl');
     await appendFile(store.path('audit.jsonl'), '{"time":"2025-01-01T00:00:00Z","caller":"lo');
     assert.deepEqual(await store.readLines('audit.jsonl'), lines);
+    // The next record after a torn line starts on a line of its own and is kept.
+    const next = {
+      time: '2025-01-02T00:00:00Z',
+      caller: 'local',
+      operation: 'set_power_plan',
+      result: 'changed',
+    };
+    await store.append('audit.jsonl', next);
+    assert.deepEqual(await store.readLines('audit.jsonl'), [...lines, next]);
   });
 
   it('kill -9 of a process writing in a loop leaves a readable state and audit log', async () => {
