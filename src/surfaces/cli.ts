@@ -224,7 +224,10 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   };
   let deps: Deps | undefined;
   const getDeps = () => {
-    deps ??= buildDeps(getConfig());
+    // A one-shot command reports through its output and exit code; its log shows only warnings
+    // unless a level was asked for.
+    const asked = io.env.POWERPLAN_LOG_LEVEL !== undefined || typeof values['log-level'] === 'string';
+    deps ??= buildDeps(found.op && !asked ? { ...getConfig(), logLevel: 'warn' } : getConfig());
     return deps;
   };
 

@@ -4,7 +4,6 @@
  * Its state lives in the state directory, so a change survives a restart and is shared by the CLI
  * and a running server. Tests can seed the state file to simulate group policy or a VM.
  */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PowerPlanError } from '../../domain/errors.ts';
 import {
@@ -19,7 +18,7 @@ import {
 } from '../../domain/schemas.ts';
 import type { Store } from '../../lib/store.ts';
 import type { BackendFacts, CreatableKind, PowerBackend } from '../backend.ts';
-import { powercfgAliases, SCHEME } from '../windows/well-known.ts';
+import { CREATED_SCHEME, powercfgAliases, SCHEME } from '../windows/well-known.ts';
 
 const Ac = z.object({ ac: z.number(), dc: z.number() });
 
@@ -129,7 +128,10 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
     id: p.id,
     name: p.name,
     kind: p.kind,
-    kindSource: p.builtin ? 'well-known-id' : 'personality',
+    kindSource:
+      p.builtin || (Object.values(CREATED_SCHEME) as string[]).includes(p.id)
+        ? 'well-known-id'
+        : 'personality',
     active: p.id === state.activeId,
     builtin: p.builtin,
   });
@@ -195,7 +197,7 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
               coreParkingMinCores: both(100),
             }
           : { ...state.plans.find((p) => p.kind === 'high-performance')!, name: 'High performance' };
-      const created: SimPlan = { ...template, id: randomUUID(), kind, builtin: false };
+      const created: SimPlan = { ...template, id: CREATED_SCHEME[kind], kind, builtin: false };
       await save({ ...state, plans: [...state.plans, created] });
       return toPlan(state, created);
     },
