@@ -57,7 +57,9 @@ const portOf = (s: ReturnType<typeof serve>) => {
   return typeof address === 'object' && address ? address.port : 0;
 };
 // The same cheap test decides for both routes.
-const server = await listen((req, env) => (req.url.endsWith('/bare') ? bare.fetch(req, env) : app.fetch(req, env)));
+const server = await listen((req, env) =>
+  req.url.endsWith('/bare') ? bare.fetch(req, env) : app.fetch(req, env),
+);
 const plain = await listen((req, env) => plainApp.fetch(req, env));
 process.stdout.write(
   `bench server listening on http://127.0.0.1:${portOf(server)} (backend: ${deps.backend.name}; ` +

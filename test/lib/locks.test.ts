@@ -21,12 +21,15 @@ describe('plan lock across processes', () => {
     let release!: () => void;
     const holding = a.run('compare', () => new Promise<void>((r) => (release = r)));
     await new Promise((r) => setTimeout(r, 50));
-    await assert.rejects(b.run('set', async () => 'never', 300), (e: unknown) => {
-      assert.ok(e instanceof PowerPlanError);
-      assert.equal(e.code, 'conflict');
-      assert.match(e.message, /held by compare/);
-      return true;
-    });
+    await assert.rejects(
+      b.run('set', async () => 'never', 300),
+      (e: unknown) => {
+        assert.ok(e instanceof PowerPlanError);
+        assert.equal(e.code, 'conflict');
+        assert.match(e.message, /held by compare/);
+        return true;
+      },
+    );
     release();
     await holding;
     assert.equal(await b.run('set', async () => 'ran', 300), 'ran');
@@ -36,7 +39,10 @@ describe('plan lock across processes', () => {
   it('a lock file left by a dead process is taken over', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'powerplan-lock-'));
     const path = join(dir, 'plan.lock');
-    await writeFile(path, JSON.stringify({ pid: 2 ** 22 + 12345, startedAt: new Date().toISOString(), what: 'crashed' }));
+    await writeFile(
+      path,
+      JSON.stringify({ pid: 2 ** 22 + 12345, startedAt: new Date().toISOString(), what: 'crashed' }),
+    );
     const lock = new Lock('The power plan', fileLock(path));
     assert.equal(await lock.run('set', async () => 'ran', 300), 'ran');
     await rm(dir, { recursive: true });
@@ -48,7 +54,11 @@ describe('plan lock across processes', () => {
     try {
       await writeFile(
         join(t.dir, 'plan.lock'),
-        JSON.stringify({ pid: holder.pid, startedAt: new Date().toISOString(), what: 'compare_power_plans (local)' }),
+        JSON.stringify({
+          pid: holder.pid,
+          startedAt: new Date().toISOString(),
+          what: 'compare_power_plans (local)',
+        }),
       );
       const r = await runCli(['set', 'high-performance'], t.env);
       assert.equal(r.code, 1);

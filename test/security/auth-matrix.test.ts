@@ -76,7 +76,13 @@ describe('auth matrix: every operation x {no token, bad token, read, benchmark, 
     for (const path of ['/healthz', '/openapi.json', '/']) {
       assert.equal((await h.app.request(path)).status, 200, path);
     }
-    for (const path of ['/metrics', '/v1/nothing-here', '/healthz/../v1/plans', '/openapi.json/x', '/page/../v1/plans']) {
+    for (const path of [
+      '/metrics',
+      '/v1/nothing-here',
+      '/healthz/../v1/plans',
+      '/openapi.json/x',
+      '/page/../v1/plans',
+    ]) {
       assert.equal((await h.app.request(path)).status, 401, path);
     }
     // Only GET/HEAD are public.
