@@ -17,7 +17,13 @@ import type { Caller } from '../domain/scopes.ts';
 import { audit } from '../lib/audit.ts';
 import { planForKind, resolvePlan } from '../platform/resolve.ts';
 import { benchFingerprint, gatherFacts } from './compare-facts.ts';
-import { otherProcessAlive, readJournal, replayJournal, writeJournal } from './compare-journal.ts';
+import {
+  type CompareJournal,
+  otherProcessAlive,
+  readJournal,
+  replayJournal,
+  writeJournal,
+} from './compare-journal.ts';
 
 export interface CompareRequest {
   plans?: string[];
@@ -170,7 +176,7 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
   const signal = AbortSignal.any([ctx.signal, deadline, local.signal]);
   const total = planned.length * 100;
 
-  await writeJournal(ctx, {
+  const journal: CompareJournal = {
     version: 1,
     pid: process.pid,
     startedAt,
@@ -178,7 +184,8 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
     originalPlanId: original.id,
     originalPlanName: original.name,
     planned: planned.map((p) => p.id),
-  });
+  };
+  await writeJournal(ctx, journal);
   const measured: { plan: Plan; result: BenchmarkResult }[] = [];
   let current = original.id;
   let failure: unknown;
@@ -240,15 +247,7 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
   // The restore runs even when the caller has gone: it must not take `signal`.
   await replayJournal(
     ctx,
-    {
-      version: 1,
-      pid: process.pid,
-      startedAt,
-      caller: ctx.caller.name,
-      originalPlanId: original.id,
-      originalPlanName: original.name,
-      planned: planned.map((p) => p.id),
-    },
+    journal,
     failure === undefined ? 'comparison finished' : `comparison ended early: ${message(failure)}`,
     ctx.caller,
   );
