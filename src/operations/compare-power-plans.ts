@@ -1,16 +1,14 @@
 /** compare_power_plans: an A/B benchmark of power plans that always restores the original plan. */
 import { z } from 'zod';
 import { formatComparison } from '../advice/format.ts';
-import { MAX_THREADS } from '../bench/service.ts';
 import { ComparisonResult, Workload } from '../domain/advice.ts';
-import { BenchmarkProfile } from '../domain/benchmark.ts';
 import { runComparison } from '../services/compare.ts';
 import { defineOperation } from './define.ts';
+import { benchmarkInput } from './run-cpu-benchmark.ts';
 import { PlanRef } from './set-power-plan.ts';
 
 export const MAX_SETTLE_MS = 60_000;
 
-/** The CLI passes a list as one flag value: `a,b`. */
 export const comparePowerPlans = defineOperation({
   name: 'compare_power_plans',
   title: 'Compare power plans (A/B benchmark)',
@@ -36,9 +34,6 @@ export const comparePowerPlans = defineOperation({
       workload: Workload.default('database').describe(
         'Workload the recommendation is for (default database).',
       ),
-      profile: BenchmarkProfile.default('quick').describe(
-        'Benchmark profile per plan: quick (default, ~5 s) or standard (~20 s).',
-      ),
       settleMs: z
         .number()
         .int()
@@ -46,23 +41,7 @@ export const comparePowerPlans = defineOperation({
         .max(MAX_SETTLE_MS)
         .default(3000)
         .describe(`Wait after each switch before measuring, in ms (0 to ${MAX_SETTLE_MS}, default 3000).`),
-      threads: z
-        .number()
-        .int()
-        .min(1)
-        .max(MAX_THREADS)
-        .optional()
-        .describe('Threads of the all-core phase; default: the number of logical CPUs.'),
-      idleGapsMs: z
-        .array(z.number().int().min(0).max(5000))
-        .min(1)
-        .max(8)
-        .optional()
-        .describe("Replace the profile's idle gaps (ms, each 0 to 5000, at most 8)."),
-      force: z
-        .boolean()
-        .default(false)
-        .describe('Run even when the CPU is already busy (the benchmark refuses above 30% busy).'),
+      ...benchmarkInput.shape,
       dryRun: z
         .boolean()
         .default(false)
