@@ -4,46 +4,23 @@
  * release in `always:` restores the previous plan, also when a maintenance task fails.
  */
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AuditRecord } from '../../src/lib/audit.ts';
-import { repoRoot, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
-import { requireTool, run } from '../integrations/tools.ts';
-
-const ansibleDir = join(repoRoot, 'integrations', 'ansible');
-const install = 'apt-get install ansible-core';
+import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import {
+  ansibleInstall as install,
+  prepareAnsible,
+  requireTool,
+  run,
+  runPlaybook,
+} from '../integrations/tools.ts';
 
 describe('Ansible: a maintenance window under a hold', () => {
   let t: TestDeps;
   let server: ServerProcess | undefined;
   let available = false;
 
-  const playbook = (extra: string[]) =>
-    run(
-      'ansible-playbook',
-      [
-        '-i',
-        join(t.dir, 'inventory.ini'),
-        join(ansibleDir, 'examples', 'hold-maintenance-window.yml'),
-        '-e',
-        `powerplan_url=${server!.url}`,
-        ...extra,
-      ],
-      {
-        cwd: ansibleDir,
-        timeoutMs: 180_000,
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          HOME: join(t.dir, 'home'),
-          LANG: 'C.UTF-8',
-          ANSIBLE_CONFIG: join(ansibleDir, 'ansible.cfg'),
-          ANSIBLE_LOCAL_TEMP: join(t.dir, 'ansible-tmp'),
-          ANSIBLE_NOCOLOR: '1',
-          ANSIBLE_STDOUT_CALLBACK: 'default',
-        },
-      },
-    );
+  const playbook = (extra: string[]) => runPlaybook(t.dir, 'hold-maintenance-window.yml', server!.url, extra);
 
   const activeKind = async () =>
     ((await (await fetch(`${server!.url}/v1/plans/active`)).json()) as { plan: { kind: string } }).plan.kind;
@@ -58,11 +35,7 @@ describe('Ansible: a maintenance window under a hold', () => {
     available = (await run('ansible-playbook', ['--version'], { timeoutMs: 60_000 })).code === 0;
     t = await testDeps();
     if (!available) return;
-    await mkdir(join(t.dir, 'home'), { recursive: true });
-    await writeFile(
-      join(t.dir, 'inventory.ini'),
-      '[powerplan]\nlocalhost ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"\n',
-    );
+    await prepareAnsible(t.dir);
     server = await startServer(t.env);
   });
   after(async () => {

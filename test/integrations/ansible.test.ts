@@ -5,15 +5,11 @@
  * through GET /v1/plans/active), and a run without a token fails.
  */
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
-import { repoRoot, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
-import { requireTool, run } from './tools.ts';
-
-const ansibleDir = join(repoRoot, 'integrations', 'ansible');
-const install = 'apt-get install ansible-core';
+import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { ansibleInstall as install, prepareAnsible, requireTool, run, runPlaybook } from './tools.ts';
 
 interface Recap {
   ok: number;
@@ -29,34 +25,10 @@ describe('Ansible role powerplan and examples/site.yml', () => {
   let available = false;
 
   const playbook = async (extra: string[], withToken = true): Promise<Recap> => {
-    const inventory = join(t.dir, 'inventory.ini');
-    const r = await run(
-      'ansible-playbook',
-      [
-        '-i',
-        inventory,
-        join(ansibleDir, 'examples', 'site.yml'),
-        '-e',
-        `powerplan_url=${server!.url}`,
-        ...(withToken ? ['-e', `powerplan_token=${token}`] : []),
-        ...extra,
-      ],
-      {
-        cwd: ansibleDir,
-        timeoutMs: 180_000,
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          HOME: join(t.dir, 'home'),
-          LANG: 'C.UTF-8',
-          // The repository's ansible.cfg (roles_path) is what a user gets in integrations/ansible.
-          ANSIBLE_CONFIG: join(ansibleDir, 'ansible.cfg'),
-          ANSIBLE_LOCAL_TEMP: join(t.dir, 'ansible-tmp'),
-          ANSIBLE_NOCOLOR: '1',
-          ANSIBLE_FORCE_COLOR: '0',
-          ANSIBLE_STDOUT_CALLBACK: 'default',
-        },
-      },
-    );
+    const r = await runPlaybook(t.dir, 'site.yml', server!.url, [
+      ...(withToken ? ['-e', `powerplan_token=${token}`] : []),
+      ...extra,
+    ]);
     const output = `${r.stdout}\n${r.stderr}`;
     const m = /^localhost\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)/m.exec(r.stdout);
     assert.ok(m, `no PLAY RECAP for localhost (exit ${r.code}):\n${output}`);
@@ -77,11 +49,7 @@ describe('Ansible role powerplan and examples/site.yml', () => {
     if (!available) return;
     const tokenFile = join(t.dir, 'tokens.json');
     token = (await createToken(tokenFile, 'ansible', ['control'])).token;
-    await mkdir(join(t.dir, 'home'), { recursive: true });
-    await writeFile(
-      join(t.dir, 'inventory.ini'),
-      '[powerplan]\nlocalhost ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"\n',
-    );
+    await prepareAnsible(t.dir);
     server = await startServer({ ...t.env, POWERPLAN_TOKEN_FILE: tokenFile });
   });
   after(async () => {

@@ -4,7 +4,10 @@
  * (CI=true), where .ci/run installs them, a missing tool fails the test instead of hiding it.
  */
 import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import { repoRoot } from '../helpers.ts';
 
 export const inCi = process.env.CI === 'true';
 
@@ -76,3 +79,43 @@ export const parsePrometheusText = async (python: string, text: string): Promise
   if (r.code !== 0) throw new Error(`prometheus_client could not parse the exposition: ${r.stderr}`);
   return JSON.parse(r.stdout.replace(/\bNaN\b/g, 'null').replace(/-?Infinity\b/g, 'null')) as ParsedFamily[];
 };
+
+export const ansibleDir = join(repoRoot, 'integrations', 'ansible');
+export const ansibleInstall = 'apt-get install ansible-core';
+
+/** A private home and a local-connection inventory for ansible-playbook runs in `dir`. */
+export const prepareAnsible = async (dir: string): Promise<void> => {
+  await mkdir(join(dir, 'home'), { recursive: true });
+  await writeFile(
+    join(dir, 'inventory.ini'),
+    '[powerplan]\nlocalhost ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"\n',
+  );
+};
+
+/** Runs one of the example playbooks against `url` with the repository's ansible.cfg (as a user would in integrations/ansible). */
+export const runPlaybook = (dir: string, playbook: string, url: string, extra: string[] = []) =>
+  run(
+    'ansible-playbook',
+    [
+      '-i',
+      join(dir, 'inventory.ini'),
+      join(ansibleDir, 'examples', playbook),
+      '-e',
+      `powerplan_url=${url}`,
+      ...extra,
+    ],
+    {
+      cwd: ansibleDir,
+      timeoutMs: 180_000,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: join(dir, 'home'),
+        LANG: 'C.UTF-8',
+        ANSIBLE_CONFIG: join(ansibleDir, 'ansible.cfg'),
+        ANSIBLE_LOCAL_TEMP: join(dir, 'ansible-tmp'),
+        ANSIBLE_NOCOLOR: '1',
+        ANSIBLE_FORCE_COLOR: '0',
+        ANSIBLE_STDOUT_CALLBACK: 'default',
+      },
+    },
+  );
