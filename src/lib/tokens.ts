@@ -11,6 +11,8 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { PowerPlanError } from '../domain/errors.ts';
 import { type Caller, Scope } from '../domain/scopes.ts';
+import { FileLock } from './file-lock.ts';
+import { Lock } from './lock.ts';
 
 /** Token names end up in the audit log and in log lines: keep them plain. */
 export const TOKEN_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
@@ -104,6 +106,21 @@ export const writeTokenFile = async (path: string, file: TokenFile): Promise<voi
   }
 };
 
+/**
+ * Runs a read-modify-write of the token file under a lock file beside it, so that two `token create`
+ * at the same moment (two shells, or Ansible on several hosts sharing a file) both keep their entry.
+ */
+const underFileLock = <T>(path: string, what: string, fn: () => Promise<T>): Promise<T> =>
+  new Lock(
+    'The token file',
+    new FileLock(`${path}.lock`, {
+      code: 'conflict',
+      staleMs: 60_000,
+      heldMessage: (h) =>
+        `The token file is being changed by ${h.what} (process ${h.pid || 'starting'}); try again.`,
+    }),
+  ).run(what, fn, 10_000);
+
 export const createToken = async (
   path: string,
   name: string,
@@ -114,29 +131,33 @@ export const createToken = async (
   if (!checked.success) {
     throw new PowerPlanError('invalid_input', `--name: ${checked.error.issues[0]?.message ?? 'invalid'}`);
   }
-  const file = await readTokenFile(path);
-  if (file.tokens.some((t) => t.name.toLowerCase() === name.toLowerCase())) {
-    throw new PowerPlanError(
-      'conflict',
-      `A token named '${name}' exists already; revoke it first or choose another name.`,
-    );
-  }
-  const token = newToken();
-  const entry: TokenEntry = { name, scopes, sha256: hashToken(token), created: now.toISOString() };
-  await writeTokenFile(path, { tokens: [...file.tokens, entry] });
-  return { token, entry };
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  return underFileLock(path, `token create ${name}`, async () => {
+    const file = await readTokenFile(path);
+    if (file.tokens.some((t) => t.name.toLowerCase() === name.toLowerCase())) {
+      throw new PowerPlanError(
+        'conflict',
+        `A token named '${name}' exists already; revoke it first or choose another name.`,
+      );
+    }
+    const token = newToken();
+    const entry: TokenEntry = { name, scopes, sha256: hashToken(token), created: now.toISOString() };
+    await writeTokenFile(path, { tokens: [...file.tokens, entry] });
+    return { token, entry };
+  });
 };
 
-export const revokeToken = async (path: string, name: string): Promise<void> => {
-  const file = await readTokenFile(path);
-  const kept = file.tokens.filter((t) => t.name.toLowerCase() !== name.toLowerCase());
-  if (kept.length === file.tokens.length) {
-    throw new PowerPlanError('not_found', `No token named '${name}' in ${path}.`, {
-      names: file.tokens.map((t) => t.name),
-    });
-  }
-  await writeTokenFile(path, { tokens: kept });
-};
+export const revokeToken = (path: string, name: string): Promise<void> =>
+  underFileLock(path, `token revoke ${name}`, async () => {
+    const file = await readTokenFile(path);
+    const kept = file.tokens.filter((t) => t.name.toLowerCase() !== name.toLowerCase());
+    if (kept.length === file.tokens.length) {
+      throw new PowerPlanError('not_found', `No token named '${name}' in ${path}.`, {
+        names: file.tokens.map((t) => t.name),
+      });
+    }
+    await writeTokenFile(path, { tokens: kept });
+  });
 
 /** The outcome of checking a presented token. */
 export type Verdict =

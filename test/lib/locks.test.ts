@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { PowerPlanError } from '../../src/domain/errors.ts';
 import { FileLock } from '../../src/lib/file-lock.ts';
 import { Lock } from '../../src/lib/lock.ts';
+import { createToken, readTokenFile } from '../../src/lib/tokens.ts';
 import { runCli, testDeps } from '../helpers.ts';
 
 const fileLock = (path: string) =>
@@ -69,5 +70,14 @@ describe('plan lock across processes', () => {
       holder.kill();
       await t.cleanup();
     }
+  });
+
+  it('concurrent token creations all keep their entry (the token file is changed under its lock file)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'powerplan-lock-'));
+    const path = join(dir, 'tokens.json');
+    const names = Array.from({ length: 10 }, (_, i) => `host-${i}`);
+    await Promise.all(names.map((n) => createToken(path, n, ['read'])));
+    assert.deepEqual((await readTokenFile(path)).tokens.map((t) => t.name).sort(), names.sort());
+    await rm(dir, { recursive: true });
   });
 });
