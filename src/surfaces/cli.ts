@@ -130,14 +130,17 @@ const generalHelp = (): string => {
     ]),
     ...serviceCommands.map((c) => [c.usage ?? c.command.join(' '), c.summary]),
   ];
-  const width = Math.max(...rows.map((r) => r[0]!.length)) + 2;
+  // Long usages (token create ...) go on a line of their own rather than widening every row.
+  const width = Math.min(Math.max(...rows.map((r) => r[0]!.length)), 24) + 2;
   return [
     `powerplan ${version}: read, measure and set the OS power plan.`,
     '',
     'Usage: powerplan <command> [arguments] [--json]',
     '',
     'Commands:',
-    ...rows.map(([c, s]) => `  ${c!.padEnd(width)}${s}`),
+    ...rows.map(([c, s]) =>
+      c!.length < width ? `  ${c!.padEnd(width)}${s}` : `  ${c}\n  ${''.padEnd(width)}${s}`,
+    ),
     '',
     'Global options:',
     '  --json                 print exactly what the REST API returns',
