@@ -286,8 +286,11 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   }
 
   const controller = new AbortController();
+  // Ctrl-C or SIGTERM cancels the operation; a comparison then restores the original plan first.
   const onSigint = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by Ctrl-C.'));
+  const onSigterm = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by SIGTERM.'));
   process.once('SIGINT', onSigint);
+  process.once('SIGTERM', onSigterm);
   try {
     const d = getDeps();
     const output = await runOperation(
@@ -312,5 +315,6 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     return fail(e);
   } finally {
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
   }
 };

@@ -12,6 +12,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Deps } from '../deps.ts';
 import { PowerPlanError } from '../domain/errors.ts';
 import { type Caller, localCaller } from '../domain/scopes.ts';
+import { stateHealth } from '../lib/keep-aside.ts';
 import type { Operation } from '../operations/define.ts';
 import { operations } from '../operations/index.ts';
 import { runOperation } from '../operations/run.ts';
@@ -144,7 +145,8 @@ export const createApp = (deps: Deps, options: AppOptions = {}): Hono<AppEnv> =>
   );
   options.middleware?.(app);
 
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // Liveness: always 200 while the process answers; `degraded` names damaged state files kept aside.
+  app.get('/healthz', (c) => c.json(stateHealth(deps.config.stateDir, deps.config.tokenFile)));
   app.get('/metrics', metrics.handler);
   mountDocs(app);
   mountPage(app, deps);
