@@ -7,7 +7,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { link, lstat, rm } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 
 /** Files whose loss may leave a restore owed: their damage is warned about on every plan read. */
 export const JOURNAL_FILES: ReadonlySet<string> = new Set([
@@ -82,7 +82,8 @@ export interface StateHealth {
 
 /** /healthz: degraded while a kept copy of a damaged state file (or token file) is present. */
 export const stateHealth = (stateDir: string, tokenFile: string | undefined): StateHealth => {
-  const damaged = [...damagedFiles(stateDir), ...(tokenFile ? damagedBeside(tokenFile) : [])];
+  const besideTokens = tokenFile && resolve(dirname(tokenFile)) !== resolve(stateDir);
+  const damaged = [...damagedFiles(stateDir), ...(besideTokens ? damagedBeside(tokenFile) : [])];
   return { status: damaged.length ? 'degraded' : 'ok', damaged };
 };
 
