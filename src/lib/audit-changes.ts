@@ -16,27 +16,34 @@ const CHUNK_BYTES = 1024 * 1024;
  * a hook in the operation) also counts changes made by the CLI in another process.
  */
 export class AuditChangeCounter {
-  readonly #path: string;
+  /** The log's files, newest first: `audit.jsonl`, `audit.jsonl.1`, ... */
+  readonly #files: string[];
   #offset = 0;
   #count = 0;
-  /** The file being counted: when the log is rotated it becomes `<path>.1`, finished from #offset. */
+  /** The file being counted; after rotations it is found again under a `.<n>` name. */
   #ino: number | undefined;
 
-  constructor(path: string) {
-    this.#path = path;
+  constructor(files: string[]) {
+    this.#files = files;
   }
 
   async total(): Promise<number> {
+    const [current, ...rotated] = this.#files;
     let st: { size: number; ino: number };
     try {
-      st = await stat(this.#path);
+      st = await stat(current!);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return this.#count;
       throw e;
     }
     if (this.#ino !== undefined && st.ino !== this.#ino) {
-      const previous = await stat(`${this.#path}.1`).catch(() => undefined);
-      if (previous?.ino === this.#ino) await this.#countFrom(`${this.#path}.1`, previous.size);
+      // Rotated since the last call: finish the file counted so far, then count the newer ones whole.
+      const stats = await Promise.all(rotated.map((f) => stat(f).catch(() => undefined)));
+      const at = stats.findIndex((s) => s?.ino === this.#ino);
+      for (let i = at === -1 ? rotated.length - 1 : at; i >= 0; i--) {
+        if (i !== at) this.#offset = 0;
+        if (stats[i]) await this.#countFrom(rotated[i]!, stats[i]!.size);
+      }
       this.#offset = 0;
     }
     this.#ino = st.ino;
@@ -45,7 +52,7 @@ export class AuditChangeCounter {
       this.#offset = 0;
       this.#count = 0;
     }
-    if (st.size > this.#offset) await this.#countFrom(this.#path, st.size);
+    if (st.size > this.#offset) await this.#countFrom(current!, st.size);
     return this.#count;
   }
 

@@ -62,7 +62,7 @@ export const createMetrics = (deps: Deps): Metrics => {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const audit = new AuditChangeCounter(deps.store.path('audit.jsonl'));
+  const audit = new AuditChangeCounter(deps.store.audit.files());
   const latestBenchmark = latestBenchmarkReader(deps);
   let scrape: Promise<Snapshot> = Promise.resolve({
     active: undefined,

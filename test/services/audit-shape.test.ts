@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { AuditOperation, AuditRecord } from '../../src/lib/audit.ts';
+import { type AuditOperation, AuditRecord } from '../../src/lib/audit.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { GatedBench } from '../compare/gated-bench.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
@@ -26,11 +26,18 @@ const recordsSince = async (from: number, operation: AuditOperation) => {
   const all = (await t!.deps.store.readLines('audit.jsonl')).slice(from) as Record<string, unknown>[];
   for (const r of all) {
     AuditRecord.parse(r);
-    assert.deepEqual(Object.keys(r).filter((k) => k !== 'error' && k !== 'remote').sort(), SHAPE, JSON.stringify(r));
+    assert.deepEqual(
+      Object.keys(r)
+        .filter((k) => k !== 'error' && k !== 'remote')
+        .sort(),
+      SHAPE,
+      JSON.stringify(r),
+    );
     assert.equal('error' in r, r.result === 'failed', JSON.stringify(r));
     assert.equal(typeof r.input, 'object', JSON.stringify(r));
     for (const plan of [r.before, r.after]) {
-      if (plan !== null) assert.deepEqual(Object.keys(plan as object).sort(), ['id', 'name'], JSON.stringify(r));
+      if (plan !== null)
+        assert.deepEqual(Object.keys(plan as object).sort(), ['id', 'name'], JSON.stringify(r));
     }
   }
   const mine = all.filter((r) => r.operation === operation);
@@ -46,31 +53,46 @@ describe('one audit record shape for every caller of the plan-change service', (
     const from = await count();
     await call(t.deps, 'set_power_plan', { plan: 'high-performance' });
     const [r] = await recordsSince(from, 'set_power_plan');
-    assert.deepEqual([r!.before, r!.after, r!.result, r!.caller], [
-      { id: SCHEME.balanced, name: 'Balanced' },
-      { id: SCHEME.highPerformance, name: 'High performance' },
-      'changed',
-      'local',
-    ]);
+    assert.deepEqual(
+      [r!.before, r!.after, r!.result, r!.caller],
+      [
+        { id: SCHEME.balanced, name: 'Balanced' },
+        { id: SCHEME.highPerformance, name: 'High performance' },
+        'changed',
+        'local',
+      ],
+    );
   });
 
   it('hold start, release and the restore it causes', async () => {
     t = await testDeps();
     let from = await count();
-    const h = await call<{ hold: { id: string } }>(t.deps, 'hold_power_plan', { plan: 'high-performance', for: '10m' });
+    const h = await call<{ hold: { id: string } }>(t.deps, 'hold_power_plan', {
+      plan: 'high-performance',
+      for: '10m',
+    });
     const [started] = await recordsSince(from, 'hold_power_plan');
     assert.equal((started!.after as { id: string }).id, SCHEME.highPerformance);
     from = await count();
     await call(t.deps, 'release_power_plan', { id: h.hold.id });
     await recordsSince(from, 'release_power_plan');
     const [restored] = await recordsSince(from, 'hold_restore');
-    assert.deepEqual([restored!.after, restored!.result], [{ id: SCHEME.balanced, name: 'Balanced' }, 'restored']);
+    assert.deepEqual(
+      [restored!.after, restored!.result],
+      [{ id: SCHEME.balanced, name: 'Balanced' }, 'restored'],
+    );
   });
 
   it('hold expiry (one of two holds, then the last one with its restore)', async () => {
     t = await testDeps();
-    const a = await call<{ hold: { id: string } }>(t.deps, 'hold_power_plan', { plan: 'high-performance', for: '10m' });
-    const b = await call<{ hold: { id: string } }>(t.deps, 'hold_power_plan', { plan: 'high-performance', for: '10m' });
+    const a = await call<{ hold: { id: string } }>(t.deps, 'hold_power_plan', {
+      plan: 'high-performance',
+      for: '10m',
+    });
+    const b = await call<{ hold: { id: string } }>(t.deps, 'hold_power_plan', {
+      plan: 'high-performance',
+      for: '10m',
+    });
     let from = await count();
     await expireInJournal(t.deps.store, a.hold.id);
     await t.deps.holds.list();
@@ -90,11 +112,14 @@ describe('one audit record shape for every caller of the plan-change service', (
     const from = await count();
     await t.deps.planChange.recover();
     const [r] = await recordsSince(from, 'hold_recover');
-    assert.deepEqual([r!.before, r!.after, r!.caller], [
-      { id: SCHEME.balanced, name: 'Balanced' },
-      { id: SCHEME.highPerformance, name: 'High performance' },
-      'service',
-    ]);
+    assert.deepEqual(
+      [r!.before, r!.after, r!.caller],
+      [
+        { id: SCHEME.balanced, name: 'Balanced' },
+        { id: SCHEME.highPerformance, name: 'High performance' },
+        'service',
+      ],
+    );
   });
 
   it('drift correction of the desired state', async () => {
@@ -103,11 +128,10 @@ describe('one audit record shape for every caller of the plan-change service', (
     await t.deps.desired.check();
     await recordsSince(from, 'desired_state_check');
     const [r] = await recordsSince(from, 'enforce_desired_state');
-    assert.deepEqual([r!.after, r!.result, r!.caller], [
-      { id: SCHEME.highPerformance, name: 'High performance' },
-      'changed',
-      'service',
-    ]);
+    assert.deepEqual(
+      [r!.after, r!.result, r!.caller],
+      [{ id: SCHEME.highPerformance, name: 'High performance' }, 'changed', 'service'],
+    );
   });
 
   it('comparison steps and the comparison restore', async () => {
@@ -117,7 +141,10 @@ describe('one audit record shape for every caller of the plan-change service', (
     const steps = await recordsSince(from, 'compare_power_plans');
     assert.deepEqual((steps[0]!.before as { id: string }).id, SCHEME.balanced);
     const [restore] = await recordsSince(from, 'compare_restore');
-    assert.deepEqual([restore!.after, restore!.result], [{ id: SCHEME.balanced, name: 'Balanced' }, 'restored']);
+    assert.deepEqual(
+      [restore!.after, restore!.result],
+      [{ id: SCHEME.balanced, name: 'Balanced' }, 'restored'],
+    );
   });
 
   it('a failed switch is audited in the same shape, with its error', async () => {

@@ -85,7 +85,9 @@ afterEach(async () => {
 });
 
 const kept = (dir: string, file: string) =>
-  readdirSync(dir).filter((f) => f.startsWith(`${file}.corrupt-`) && /\.corrupt-\d{8}T\d{9}Z(-\d+)?$/.test(f));
+  readdirSync(dir).filter(
+    (f) => f.startsWith(`${file}.corrupt-`) && /\.corrupt-\d{8}T\d{9}Z(-\d+)?$/.test(f),
+  );
 
 describe('a damaged state file is kept aside, logged and reported, never overwritten', () => {
   for (const c of cases) {
@@ -104,7 +106,11 @@ describe('a damaged state file is kept aside, logged and reported, never overwri
           await c.read(deps, t);
           const copies = kept(t.dir, c.file);
           assert.equal(copies.length, 1, `one kept copy of ${c.file}: ${readdirSync(t.dir).join(', ')}`);
-          assert.deepEqual(await readFile(join(t.dir, copies[0]!)), damaged, 'the kept copy holds the damaged bytes');
+          assert.deepEqual(
+            await readFile(join(t.dir, copies[0]!)),
+            damaged,
+            'the kept copy holds the damaged bytes',
+          );
           if (c.file !== 'tokens.json') {
             assert.ok(
               lines.some((l) => JSON.parse(l).level === 'error' && l.includes(copies[0]!)),
@@ -114,14 +120,20 @@ describe('a damaged state file is kept aside, logged and reported, never overwri
           }
           const health = await createApp(deps).request('/healthz');
           assert.equal(health.status, 200);
-          const body = (await health.json()) as { status: string; damaged: { file: string; keptAs: string }[] };
+          const body = (await health.json()) as {
+            status: string;
+            damaged: { file: string; keptAs: string }[];
+          };
           assert.equal(body.status, 'degraded');
           assert.deepEqual(
             body.damaged.map((d) => [d.file, d.keptAs]),
             [[c.file, copies[0]]],
           );
           const metrics = await (await createApp(deps).request('/metrics')).text();
-          assert.match(metrics, new RegExp(`powerplan_state_files_damaged\\{file="${c.file.replace('.', '\\.')}"\\} 1`));
+          assert.match(
+            metrics,
+            new RegExp(`powerplan_state_files_damaged\\{file="${c.file.replace('.', '\\.')}"\\} 1`),
+          );
           const active = await call<{ warnings?: string[] }>(deps, 'get_active_power_plan');
           assert.equal(
             (active.warnings ?? []).some((w) => w.includes(copies[0]!) && /restore may be pending/.test(w)),
