@@ -65,7 +65,7 @@ const serviceCommands: ServiceCommand[] = [
     command: ['mcp'],
     summary: 'Serve MCP on stdin/stdout for a desktop AI assistant (logs go to stderr).',
     run: async ({ deps }) => {
-      const { serveMcpStdio } = await import('../mcp/server.ts');
+      const { serveMcpStdio } = await import('../mcp/stdio.ts');
       await serveMcpStdio(deps());
       return 'keep-running';
     },
