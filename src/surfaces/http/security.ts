@@ -108,8 +108,15 @@ export const loadHttpSecurity = async (config: Config, log: Deps['log']): Promis
 
   let verifier: TokenVerifier | undefined;
   if (config.tokenFile) {
-    verifier = new TokenVerifier(config.tokenFile, (problem) =>
-      log.error('token file rejected; no token is accepted until it is fixed', { problem }),
+    verifier = new TokenVerifier(config.tokenFile, (problem, tokensKept) =>
+      tokensKept
+        ? log.warn(
+            'token file unreadable; the tokens read before stay in force, retried on the next request',
+            {
+              problem,
+            },
+          )
+        : log.error('token file rejected; no token is accepted until it is fixed', { problem }),
     );
     await verifier.refresh();
     if (verifier.problem) throw configError('POWERPLAN_TOKEN_FILE', verifier.problem);
