@@ -36,6 +36,14 @@ const HOST = /^(\[[0-9a-f:.]*\]|[^:[\]]*)(?::(\d{1,5}))?$/;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const BODY_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
+/** The server's port as the connection sees it; socket.localPort asks the kernel, so once per socket. */
+const ports = new WeakMap<object, number | undefined>();
+const localPortOf = (socket: { localPort?: number } | undefined): number | undefined => {
+  if (!socket) return undefined;
+  if (!ports.has(socket)) ports.set(socket, socket.localPort);
+  return ports.get(socket);
+};
+
 const shown = (value: string) => (value.length > 100 ? `${value.slice(0, 100)}...` : value);
 
 export const frontDoorGuard = (settings: GuardSettings): MiddlewareHandler<AppEnv> => {
@@ -68,7 +76,7 @@ export const frontDoorGuard = (settings: GuardSettings): MiddlewareHandler<AppEn
     const { incoming } = nodeOf(c);
     // Node's server requires a Host from HTTP/1.1 clients; in-process requests name it in the URL.
     const host = (c.req.header('host') ?? new URL(c.req.url).host).toLowerCase();
-    if (c.get('caller').name === localCaller.name && !hostAllowed(host, incoming?.socket?.localPort)) {
+    if (c.get('caller').name === localCaller.name && !hostAllowed(host, localPortOf(incoming?.socket))) {
       throw new Refusal(
         'forbidden',
         'host',
