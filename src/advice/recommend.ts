@@ -448,7 +448,7 @@ export const recommend = (input: AdviceInput): Recommendation => {
   } else {
     v.confidence = 'medium';
     v.confidenceReason = 'No better plan exists on this system and none can be created.';
-    const warning = active.warnings?.find((w) => /performance profile/.test(w));
+    const warning = active.notes?.find((n) => n.code === 'no-performance-profile')?.text;
     v.reasons.push(
       fact(
         'performancePlanAvailable',

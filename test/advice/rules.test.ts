@@ -238,10 +238,12 @@ describe('advice rules', () => {
       { id: 'balanced', name: 'balanced', kind: 'balanced' as const, builtin: true },
       { id: 'power-saver', name: 'power-saver', kind: 'power-saver' as const, builtin: true },
     ];
-    const warning =
-      'power-profiles-daemon offers no performance profile here (placeholder driver: no CPU or platform driver it can steer).';
+    const note = {
+      code: 'no-performance-profile' as const,
+      text: 'power-profiles-daemon offers no performance profile here (placeholder driver: no CPU or platform driver it can steer).',
+    };
     const r = advise(
-      linuxInput(plans, 'balanced', { active: { owner: 'power-profiles-daemon', warnings: [warning] } }),
+      linuxInput(plans, 'balanced', { active: { owner: 'power-profiles-daemon', notes: [note] } }),
     );
     assert.equal(r.changeRecommended, false);
     assert.equal(r.recommended?.id, 'balanced', 'never a plan that does not exist');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -37,6 +37,24 @@ describe('simulated backend', () => {
     await backend.setActive(SCHEME.highPerformance);
     const again = createSimulatedBackend({ store: new Store(dir) });
     assert.equal((await again.getActive()).plan?.id, SCHEME.highPerformance);
+    await cleanup();
+  });
+
+  it('seeded as policy-managed: the active plan carries the policy-managed note', async () => {
+    const { dir, backend, cleanup } = await fresh();
+    await backend.setActive(SCHEME.balanced);
+    const path = join(dir, 'simulated-backend.json');
+    await writeFile(
+      path,
+      JSON.stringify({ ...JSON.parse(await readFile(path, 'utf8')), policyManaged: true }),
+    );
+    const active = await backend.getActive();
+    assert.equal(active.owner, 'group-policy');
+    assert.deepEqual(
+      active.notes?.map((n) => n.code),
+      ['policy-managed'],
+    );
+    assert.match(active.warnings?.[0] ?? '', /group policy/);
     await cleanup();
   });
 

@@ -5,6 +5,7 @@
  * Runs on any OS when pointed at the powercfg emulator (test/emulators/powercfg.mjs).
  */
 import { PowerPlanError } from '../../domain/errors.ts';
+import { type Note, noteFields } from '../../domain/notes.ts';
 import {
   type AcDc,
   type ActivePlan,
@@ -241,13 +242,17 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
     async getActive(): Promise<ActivePlan> {
       const [active, pol] = await Promise.all([activeScheme(), policy()]);
       const [plan, q] = await Promise.all([toPlan(active), processorQuery(active.id)]);
-      const warnings: string[] = [];
+      const notes: Note[] = [];
       if (pol.state === 'set') {
-        warnings.push(
-          `Group policy sets the active power plan here (${pol.schemeId}); a change made through this service is reverted at the next policy refresh. Change the policy instead.`,
-        );
+        notes.push({
+          code: 'policy-managed',
+          text: `Group policy sets the active power plan here (${pol.schemeId}); a change made through this service is reverted at the next policy refresh. Change the policy instead.`,
+        });
       } else if (pol.state === 'unknown') {
-        warnings.push(`Whether group policy owns the power plan could not be checked: ${pol.reason}.`);
+        notes.push({
+          code: 'policy-unknown',
+          text: `Whether group policy owns the power plan could not be checked: ${pol.reason}.`,
+        });
       }
       return {
         plan,
@@ -256,7 +261,7 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
         policyManaged: pol.state === 'set',
         canSet: refused === null,
         ...(refused === null ? {} : { cannotSetReason: refused }),
-        ...(warnings.length ? { warnings } : {}),
+        ...noteFields(notes),
       };
     },
 
