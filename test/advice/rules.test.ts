@@ -4,10 +4,15 @@ import { describe, it } from 'node:test';
 import { type AdviceInput, recommend } from '../../src/advice/recommend.ts';
 import { Recommendation } from '../../src/domain/advice.ts';
 import { emptyProcessorSettings, type Plan } from '../../src/domain/schemas.ts';
+import { operationByName } from '../../src/operations/index.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { activeOf, plansWith, win, windowsInput, windowsSettings } from './scenarios.ts';
 
 const stock = [win.balanced, win.high, win.saver];
+
+/** set_power_plan's own bindings: the actions must follow them, whatever they become. */
+const setPlan = operationByName('set_power_plan')!;
+const cliSet = (...args: string[]) => ['powerplan', ...setPlan.cli.command, ...args].join(' ');
 
 const linuxInput = (
   planDefs: Omit<Plan, 'active'>[],
@@ -52,13 +57,17 @@ describe('advice rules', () => {
     assert.equal(r.confidence, 'medium', 'rules only: not measured');
     assert.equal(r.basis.kind, 'rules');
     assert.ok(commands(r).includes(`powercfg /setactive ${SCHEME.highPerformance}`));
-    assert.ok(commands(r).includes(`powerplan set ${SCHEME.highPerformance}`));
+    assert.ok(commands(r).includes(cliSet(SCHEME.highPerformance)));
     const restCall = r.actions.find((a) => a.via === 'rest');
     assert.deepEqual(restCall?.request, {
-      method: 'PUT',
-      path: '/v1/plans/active',
+      method: setPlan.http.method,
+      path: setPlan.http.path,
       body: { plan: SCHEME.highPerformance },
     });
+    assert.equal(
+      restCall?.command,
+      `${setPlan.http.method} ${setPlan.http.path} {"plan":"${SCHEME.highPerformance}"}`,
+    );
     assert.ok(r.actions.some((a) => a.via === 'powershell'));
     assert.ok(caveatKinds(r).includes('power-heat'));
     assert.ok(caveatKinds(r).includes('battery'));
@@ -283,7 +292,8 @@ describe('advice rules', () => {
     assert.ok(commands(r).includes(`powercfg /duplicatescheme ${SCHEME.highPerformance}`));
     const rest = r.actions.find((a) => a.via === 'rest');
     assert.deepEqual(rest?.request?.body, { plan: 'high-performance', create: true });
-    assert.ok(commands(r).includes('powerplan set high-performance --create'));
+    assert.ok(commands(r).includes(cliSet('high-performance', '--create')));
+    assert.equal(rest?.request?.path, setPlan.http.path);
   });
 
   it('latency workload without Ultimate installed: create it from the template', () => {
@@ -298,6 +308,36 @@ describe('advice rules', () => {
         (a) => a.via === 'powershell' && a.command.includes(`/duplicatescheme ${SCHEME.ultimateTemplate} $g`),
       ),
     );
+  });
+
+  it("the REST and CLI actions are set_power_plan's: its method and path, valid input, its command words", () => {
+    const cases = [
+      advise(windowsInput(stock, SCHEME.balanced, windowsSettings.balanced())),
+      advise(
+        windowsInput([win.balanced], SCHEME.balanced, windowsSettings.balanced(), { workload: 'latency' }),
+      ),
+      advise(
+        linuxInput(
+          [
+            { id: 'performance', name: 'performance', kind: 'high-performance', builtin: true },
+            { id: 'powersave', name: 'powersave', kind: 'power-saver', builtin: true },
+          ],
+          'powersave',
+          { active: { owner: 'tuned' } },
+        ),
+      ),
+    ];
+    for (const r of cases) {
+      const rest = r.actions.find((a) => a.via === 'rest');
+      assert.equal(rest?.request?.method, setPlan.http.method);
+      assert.equal(rest?.request?.path, setPlan.http.path);
+      const input = setPlan.input.parse(rest?.request?.body);
+      const cli = r.actions.find((a) => a.via === 'cli')?.command.split(' ') ?? [];
+      const words = setPlan.cli.command.length;
+      assert.deepEqual(cli.slice(0, 1 + words), ['powerplan', ...setPlan.cli.command]);
+      assert.equal(cli[1 + words], input[setPlan.cli.positional![0]!], 'the same plan as the REST body');
+      assert.equal(cli.includes('--create'), input.create === true);
+    }
   });
 
   it('a maximum state below 100% or boost off is power-saving, whatever the plan is called', () => {
