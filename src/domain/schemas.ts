@@ -18,6 +18,13 @@ export const PlanKind = z
   .meta({ id: 'PlanKind', description: 'What the plan does, independent of its (possibly localized) name.' });
 export type PlanKind = z.infer<typeof PlanKind>;
 
+/** A plan a backend can create when it is missing, named by the template it is created from. */
+export interface PlanTemplate {
+  id: string;
+  name: string;
+  kind: PlanKind;
+}
+
 export const KindSource = z
   .enum(['well-known-id', 'personality', 'settings', 'profile-name', 'default'])
   .meta({

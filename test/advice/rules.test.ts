@@ -1,7 +1,8 @@
 /** The advice rule table: one scenario per situation users meet, with the advice and reasons expected. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type AdviceInput, recommend } from '../../src/advice/recommend.ts';
+import type { AdviceInput } from '../../src/advice/input.ts';
+import { recommend } from '../../src/advice/recommend.ts';
 import { Recommendation } from '../../src/domain/advice.ts';
 import { emptyProcessorSettings, type Plan } from '../../src/domain/schemas.ts';
 import { operationByName } from '../../src/operations/index.ts';
@@ -31,6 +32,7 @@ const linuxInput = (
       virtualization: extra.vm ? { detected: true, kind: extra.vm } : { detected: false, kind: null },
       powerSource: 'ac',
       capabilities: { listPlans: true, setPlan: true, createPlan: false, processorSettings: true },
+      templates: [],
     },
     plans,
     active: activeOf(plans, extra.processor ?? emptyProcessorSettings(), { owner: 'sysfs', ...extra.active }),

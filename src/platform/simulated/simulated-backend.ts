@@ -19,7 +19,7 @@ import {
 } from '../../domain/schemas.ts';
 import type { Store } from '../../lib/store.ts';
 import type { BackendFacts, CreatableKind, PowerBackend } from '../backend.ts';
-import { CREATED_SCHEME, powercfgAliases, SCHEME } from '../windows/well-known.ts';
+import { CREATED_SCHEME, planTemplates, powercfgAliases, SCHEME } from '../windows/well-known.ts';
 
 const Ac = z.object({ ac: z.number(), dc: z.number() });
 
@@ -209,5 +209,6 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
       return { virtualization: state.virtualization, powerSource: 'ac' };
     },
     aliases: () => ({ ...powercfgAliases }),
+    templates: planTemplates,
   };
 };

@@ -29,7 +29,15 @@ import {
 import { classifyPowercfgFailure } from './powercfg-errors.ts';
 import { ReadCache } from './read-cache.ts';
 import { createRegistry, type PolicyState } from './registry.ts';
-import { CREATED_SCHEME, powercfgAliases, SCHEME, SETTING, SUB_NONE, SUB_PROCESSOR } from './well-known.ts';
+import {
+  CREATED_SCHEME,
+  planTemplates,
+  powercfgAliases,
+  SETTING,
+  SUB_NONE,
+  SUB_PROCESSOR,
+  TEMPLATES,
+} from './well-known.ts';
 
 export interface WindowsBackendOptions {
   /** Full path of powercfg.exe (config.powercfg: POWERPLAN_POWERCFG or %SystemRoot%\System32). */
@@ -301,7 +309,7 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
     },
 
     async createPlan(kind: CreatableKind) {
-      const template = kind === 'ultimate-performance' ? SCHEME.ultimateTemplate : SCHEME.highPerformance;
+      const template = TEMPLATES[kind].id;
       let out: string;
       try {
         out = await powercfg(['/duplicatescheme', template, CREATED_SCHEME[kind]]);
@@ -329,5 +337,6 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
     },
 
     aliases: () => ({ ...powercfgAliases }),
+    templates: planTemplates,
   };
 };
