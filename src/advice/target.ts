@@ -46,8 +46,8 @@ const pickPerformance = (input: AdviceInput): RecommendedPlan | undefined => {
     return Number(b.builtin) - Number(a.builtin);
   });
   if (ranked[0]) return toRecommended(ranked[0]);
-  const template = input.system.templates.find((t) => t.kind === order[0]);
-  return template && { ...template, installed: false, active: false };
+  const creatable = order.flatMap((kind) => input.system.templates.filter((t) => t.kind === kind));
+  return creatable[0] && { ...creatable[0], installed: false, active: false };
 };
 
 const pickBalanced = (input: AdviceInput): RecommendedPlan | undefined => {

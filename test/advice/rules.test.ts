@@ -266,6 +266,46 @@ describe('advice rules', () => {
     assert.deepEqual(r.actions, []);
   });
 
+  it("the advice reads a note's code, not its wording", () => {
+    const plans = [
+      { id: 'balanced', name: 'balanced', kind: 'balanced' as const, builtin: true },
+      { id: 'power-saver', name: 'power-saver', kind: 'power-saver' as const, builtin: true },
+    ];
+    const withNote = (code: 'no-performance-profile' | 'profile-degraded', text: string) =>
+      advise(
+        linuxInput(plans, 'balanced', {
+          active: { owner: 'power-profiles-daemon', notes: [{ code, text }] },
+        }),
+      );
+    const reworded = withNote('no-performance-profile', 'Kein Leistungsprofil verfügbar.');
+    assert.equal(reasonWith(reworded, 'performancePlanAvailable')?.text, 'Kein Leistungsprofil verfügbar.');
+    const other = withNote('profile-degraded', 'The performance profile is degraded (hot).');
+    assert.match(
+      reasonWith(other, 'performancePlanAvailable')!.text,
+      /^no performance plan exists here and this system cannot create one/,
+      'a note about something else is not taken for the reason',
+    );
+  });
+
+  it('a plan to create comes from the templates the backend announces, by kind', () => {
+    const none = windowsInput([win.balanced], SCHEME.balanced, windowsSettings.balanced());
+    none.system.templates = [];
+    const r = advise(none);
+    assert.equal(r.changeRecommended, false, 'nothing to create, so nothing is offered');
+    assert.match(r.summary, /^Nothing this service can change/);
+    const onlyHigh = windowsInput([win.balanced], SCHEME.balanced, windowsSettings.balanced(), {
+      workload: 'latency',
+    });
+    onlyHigh.system.templates = [
+      { id: SCHEME.highPerformance, name: 'High performance', kind: 'high-performance' },
+    ];
+    const latency = advise(onlyHigh);
+    assert.equal(latency.recommended?.installed, false);
+    assert.equal(latency.recommended?.kind, 'high-performance', 'the next kind the workload accepts');
+    assert.equal(latency.recommended?.id, SCHEME.highPerformance);
+    assert.ok(commands(latency).includes(cliSet('high-performance', '--create')));
+  });
+
   it('energy-saving workload: from High performance to Balanced; Balanced stays', () => {
     const fromHigh = advise(
       windowsInput(stock, SCHEME.highPerformance, windowsSettings.performance(), {

@@ -60,6 +60,14 @@ describe('simulated backend', () => {
 
   it('creates Ultimate Performance with a new id', async () => {
     const { backend, cleanup } = await fresh();
+    assert.deepEqual(
+      backend.templates!().map((t) => [t.kind, t.id]),
+      [
+        ['ultimate-performance', SCHEME.ultimateTemplate],
+        ['high-performance', SCHEME.highPerformance],
+      ],
+      'it announces what it can create, named by the template',
+    );
     const created = await backend.createPlan!('ultimate-performance');
     assert.equal(created.kind, 'ultimate-performance');
     assert.notEqual(created.id, SCHEME.ultimateTemplate);

@@ -344,6 +344,8 @@ describe('windows backend: setting', () => {
       assert.deepEqual(await emu.calls('/duplicatescheme'), [
         ['/duplicatescheme', SCHEME.ultimateTemplate, CREATED_SCHEME['ultimate-performance']],
       ]);
+      const template = emu.backend.templates!().find((t) => t.kind === 'ultimate-performance');
+      assert.equal(template?.id, SCHEME.ultimateTemplate, 'the template it announces is the one it copies');
       const listed = (await emu.backend.listPlans()).find((p) => p.id === created.id);
       assert.equal(listed?.kind, 'ultimate-performance', 'the new plan is listed at once, as what it is');
       // A new backend instance (a restart) still knows the copy by the GUID it was given, although its
