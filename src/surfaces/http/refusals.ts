@@ -71,6 +71,11 @@ export const createRefusals = (
         method: c.req.method,
         path: c.req.path.slice(0, 200),
         remote: nodeOf(c).incoming?.socket?.remoteAddress,
+        // What to list in POWERPLAN_ALLOWED_HOSTS / POWERPLAN_CORS_ORIGINS if the caller is legitimate.
+        ...(reason === 'host' ? { host: c.req.header('host')?.slice(0, 100) } : {}),
+        ...(reason === 'origin' || reason === 'cross_site'
+          ? { origin: c.req.header('origin')?.slice(0, 100) }
+          : {}),
         ...(w.suppressed ? { notLoggedBefore: w.suppressed } : {}),
       });
       w.suppressed = 0;
