@@ -35,9 +35,12 @@ AfterAll {
 }
 
 Describe 'The module as Windows PowerShell 5.1 reads it' {
-    It 'parses, and uses no PowerShell 6/7-only syntax or parameters' {
-        $psm1 = Join-Path $PSScriptRoot '../../../integrations/powershell/PowerPlan/PowerPlan.psm1'
-        $found = @(Find-PowerShell7Syntax -Path $psm1)
+    It '<File> parses, and uses no PowerShell 6/7-only syntax or parameters' -TestCases @(
+        @{ File = 'integrations/powershell/PowerPlan/PowerPlan.psm1' }
+        @{ File = '.github/scripts/powercfg-smoke.ps1' }
+    ) {
+        param($File)
+        $found = @(Find-PowerShell7Syntax -Path (Join-Path $PSScriptRoot "../../../$File"))
         ($found | ForEach-Object { "line $($_.Line): $($_.What)" }) -join '; ' | Should -BeNullOrEmpty
     }
 
