@@ -18,8 +18,8 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { loadConfig } from '../src/config.ts';
 import { buildDeps } from '../src/deps.ts';
-import { installHttpSecurity, loadHttpSecurity, serveOptions } from '../src/surfaces/http-security.ts';
-import { createApp } from '../src/surfaces/rest.ts';
+import { createApp } from '../src/surfaces/http/app.ts';
+import { installHttpSecurity, loadHttpSecurity, serveOptions } from '../src/surfaces/http/security.ts';
 import { emulatedWindows } from './lib/emulated-windows.ts';
 
 const { values } = parseArgs({

@@ -9,7 +9,7 @@ import { localCaller } from '../../src/domain/scopes.ts';
 import { operationByName } from '../../src/operations/index.ts';
 import { runOperation } from '../../src/operations/run.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { runCli, type TestDeps, testDeps } from '../helpers.ts';
 import { benchmarkResult } from './scenarios.ts';
 

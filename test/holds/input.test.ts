@@ -14,7 +14,7 @@ import {
   parseDuration,
   ReleaseResult,
 } from '../../src/services/holds-schemas.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { call } from './call.ts';
 

@@ -12,8 +12,8 @@ import type { Scope } from '../../src/domain/scopes.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { createToken } from '../../src/lib/tokens.ts';
 import type { Operation } from '../../src/operations/define.ts';
-import { installHttpSecurity, loadHttpSecurity } from '../../src/surfaces/http-security.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
+import { installHttpSecurity, loadHttpSecurity } from '../../src/surfaces/http/security.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 
 export interface SecureHarness {

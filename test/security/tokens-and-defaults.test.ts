@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { createToken, parseScopes, revokeToken } from '../../src/lib/tokens.ts';
-import { installHttpSecurity, loadHttpSecurity } from '../../src/surfaces/http-security.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
+import { installHttpSecurity, loadHttpSecurity } from '../../src/surfaces/http/security.ts';
 import { runCli, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import { bearer, type SecureHarness, secureHarness, strangerToken } from './harness.ts';
 

@@ -3,13 +3,13 @@
  * stop accepting, cancel running work through the shutdown signal, then exit.
  */
 import { serve } from '@hono/node-server';
-import type { Deps } from '../deps.ts';
-import { comparisonsSettled } from '../services/compare.ts';
-import { startDesiredChecker } from '../services/desired.ts';
-import { startHoldTimer } from '../services/holds.ts';
-import { recover } from '../services/recovery.ts';
-import { installHttpSecurity, loadHttpSecurity, serveOptions } from './http-security.ts';
-import { createApp } from './rest.ts';
+import type { Deps } from '../../deps.ts';
+import { comparisonsSettled } from '../../services/compare.ts';
+import { startDesiredChecker } from '../../services/desired.ts';
+import { startHoldTimer } from '../../services/holds.ts';
+import { recover } from '../../services/recovery.ts';
+import { createApp } from './app.ts';
+import { installHttpSecurity, loadHttpSecurity, serveOptions } from './security.ts';
 
 export interface RunningServer {
   url: string;

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Hono } from 'hono';
-import { PowerPlanError } from '../domain/errors.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
 import { addPublicRoute } from './auth.ts';
 
 export const DOCS_PATH = '/docs';

@@ -9,14 +9,14 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
-import type { Caller } from '../domain/scopes.ts';
-import { localCaller } from '../domain/scopes.ts';
-import type { Operation, Progress } from '../operations/define.ts';
-import { operations as registry } from '../operations/index.ts';
-import { runOperation } from '../operations/run.ts';
-import { version } from '../version.ts';
-import { normalizeError, toProblem } from './errors.ts';
+import type { Deps } from '../../deps.ts';
+import type { Caller } from '../../domain/scopes.ts';
+import { localCaller } from '../../domain/scopes.ts';
+import type { Operation, Progress } from '../../operations/define.ts';
+import { operations as registry } from '../../operations/index.ts';
+import { runOperation } from '../../operations/run.ts';
+import { version } from '../../version.ts';
+import { normalizeError, toProblem } from '../errors.ts';
 
 export const STATUS_URI = 'powerplan://status';
 

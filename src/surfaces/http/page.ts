@@ -1,5 +1,5 @@
 /**
- * The status page at `/`: static HTML, CSS and ES modules from src/surfaces/page/, served by the app
+ * The status page at `/`: static HTML, CSS and ES modules from src/surfaces/http/page/, served by the app
  * itself (no CDN, works offline). Files come from a fixed list of names, so no part of a request
  * path reaches the filesystem. The page and its assets are public: they show nothing about the host
  * until the page's own API calls, which carry the token, answer.
@@ -7,8 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Context, Hono } from 'hono';
-import type { Deps } from '../deps.ts';
-import { PowerPlanError } from '../domain/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
 import { addPublicRoute } from './auth.ts';
 
 export const PAGE_ASSETS = '/page';

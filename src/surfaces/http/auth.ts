@@ -5,11 +5,11 @@
  * runOperation. Without a token file only loopback callers are served.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Deps } from '../deps.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import type { TokenVerifier } from '../lib/tokens.ts';
-import type { AppEnv } from './rest.ts';
-import { problemResponse } from './rest.ts';
+import type { Deps } from '../../deps.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import type { TokenVerifier } from '../../lib/tokens.ts';
+import type { AppEnv } from './app.ts';
+import { problemResponse } from './app.ts';
 
 /** A route anyone may GET/HEAD without a token: an exact path, or everything below a prefix. */
 export type PublicRoute = { path: string } | { prefix: string };

@@ -6,12 +6,12 @@
  */
 import { hostname, networkInterfaces } from 'node:os';
 import type { Context, Hono, MiddlewareHandler } from 'hono';
-import type { Config } from '../config.ts';
-import type { Deps } from '../deps.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import { localCaller } from '../domain/scopes.ts';
-import { toProblem } from './errors.ts';
-import type { AppEnv } from './rest.ts';
+import type { Config } from '../../config.ts';
+import type { Deps } from '../../deps.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import { localCaller } from '../../domain/scopes.ts';
+import { toProblem } from '../errors.ts';
+import type { AppEnv } from '../http/app.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -94,7 +94,7 @@ const handle = async (c: Context<AppEnv>, deps: Deps): Promise<Response> => {
   }
   const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
-    import('./mcp.ts'),
+    import('./server.ts'),
   ]);
   const server = createMcpServer(deps, c.get('caller'));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });

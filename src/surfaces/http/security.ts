@@ -9,12 +9,12 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { secureHeaders } from 'hono/secure-headers';
-import type { Config } from '../config.ts';
-import type { Deps } from '../deps.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import { TokenVerifier } from '../lib/tokens.ts';
+import type { Config } from '../../config.ts';
+import type { Deps } from '../../deps.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import { TokenVerifier } from '../../lib/tokens.ts';
+import type { AppEnv } from './app.ts';
 import { authMiddleware, isLoopbackAddress } from './auth.ts';
-import type { AppEnv } from './rest.ts';
 
 /**
  * Node's limits on receiving a request (not on running it: a benchmark may take 20 s or more and

@@ -5,17 +5,17 @@
  * Exit codes: 0 success, 1 the operation failed (including invalid values), 2 usage error.
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { type Config, configVariables, loadConfig } from '../config.ts';
-import { buildDeps, type Deps } from '../deps.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import { localCaller } from '../domain/scopes.ts';
-import type { Operation } from '../operations/define.ts';
-import { operations } from '../operations/index.ts';
-import { runOperation } from '../operations/run.ts';
-import { version } from '../version.ts';
-import { normalizeError, toProblem } from './errors.ts';
-import { coerceStrings, inputFields } from './input.ts';
-import { tokenCommands } from './tokens.ts';
+import { type Config, configVariables, loadConfig } from '../../config.ts';
+import { buildDeps, type Deps } from '../../deps.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import { localCaller } from '../../domain/scopes.ts';
+import type { Operation } from '../../operations/define.ts';
+import { operations } from '../../operations/index.ts';
+import { runOperation } from '../../operations/run.ts';
+import { version } from '../../version.ts';
+import { normalizeError, toProblem } from '../errors.ts';
+import { coerceStrings, inputFields } from '../input.ts';
+import { tokenCommands } from './token-commands.ts';
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -56,7 +56,7 @@ const serviceCommands: ServiceCommand[] = [
     command: ['serve'],
     summary: 'Start the HTTP server (REST API under /v1, /openapi.json, /healthz).',
     run: async ({ deps }) => {
-      const { serveUntilSignalled } = await import('./http-server.ts');
+      const { serveUntilSignalled } = await import('../http/server.ts');
       await serveUntilSignalled(deps());
       return 'keep-running';
     },
@@ -65,7 +65,7 @@ const serviceCommands: ServiceCommand[] = [
     command: ['mcp'],
     summary: 'Serve MCP on stdin/stdout for a desktop AI assistant (logs go to stderr).',
     run: async ({ deps }) => {
-      const { serveMcpStdio } = await import('./mcp.ts');
+      const { serveMcpStdio } = await import('../mcp/server.ts');
       await serveMcpStdio(deps());
       return 'keep-running';
     },
@@ -74,7 +74,7 @@ const serviceCommands: ServiceCommand[] = [
     command: ['openapi'],
     summary: 'Print the OpenAPI 3.1 document.',
     run: async ({ io }) => {
-      const { buildOpenApiDocument } = await import('./openapi.ts');
+      const { buildOpenApiDocument } = await import('../http/openapi.ts');
       io.out(`${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`);
       return 0;
     },

@@ -3,9 +3,9 @@
  * file is the only place tokens are managed; no remote caller can create one). A new token is
  * printed once and only its SHA-256 is kept.
  */
-import type { Config } from '../config.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import { createToken, parseScopes, readTokenFile, revokeToken } from '../lib/tokens.ts';
+import type { Config } from '../../config.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import { createToken, parseScopes, readTokenFile, revokeToken } from '../../lib/tokens.ts';
 import type { CliIo, ServiceCommand } from './cli.ts';
 
 const tokenFileOf = (config: Config): string => {
