@@ -6,18 +6,9 @@
 //          profiles: [{ name, cpuDriver, platformDriver, degraded }], busy: false,
 //          action: "org.freedesktop.UPower.PowerProfiles.switch-profile" }
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { answerSlowly, logRun } from './run-log.mjs';
 
-// EMU_TIMING_LOG: a JSON line { tool, args, start, end } (ms since the epoch) per run, to count how
-// many runs a caller started and how many overlapped. State `delayMs`: how long the daemon takes.
-const started = Date.now();
-if (process.env.EMU_TIMING_LOG) {
-  process.on('exit', () =>
-    appendFileSync(
-      process.env.EMU_TIMING_LOG,
-      `${JSON.stringify({ tool: 'powerprofilesctl', args: process.argv.slice(2), start: started, end: Date.now() })}\n`,
-    ),
-  );
-}
+logRun('powerprofilesctl');
 
 const statePath = process.env.PPD_EMU_STATE;
 if (!statePath) {
@@ -27,7 +18,7 @@ if (!statePath) {
 const args = process.argv.slice(2);
 appendFileSync(process.env.PPD_EMU_LOG ?? `${statePath}.argv.jsonl`, `${JSON.stringify(args)}\n`);
 const state = JSON.parse(readFileSync(statePath, 'utf8'));
-if (state.delayMs) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, state.delayMs);
+answerSlowly(state);
 const out = (s) => process.stdout.write(s);
 const fail = (detail) => {
   // The prefix and the GError text are as captured in canonical/checkbox#1656 and

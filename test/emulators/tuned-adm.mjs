@@ -5,18 +5,9 @@
 // State: { daemon: "running" | "stopped", authorized: true, active: "name" | null,
 //          profiles: [{ name, description }], recommend: "name" }
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { answerSlowly, logRun } from './run-log.mjs';
 
-// EMU_TIMING_LOG: a JSON line { tool, args, start, end } (ms since the epoch) per run, to count how
-// many runs a caller started and how many overlapped. State `delayMs`: how long the daemon takes.
-const started = Date.now();
-if (process.env.EMU_TIMING_LOG) {
-  process.on('exit', () =>
-    appendFileSync(
-      process.env.EMU_TIMING_LOG,
-      `${JSON.stringify({ tool: 'tuned-adm', args: process.argv.slice(2), start: started, end: Date.now() })}\n`,
-    ),
-  );
-}
+logRun('tuned-adm');
 
 const statePath = process.env.TUNED_ADM_EMU_STATE;
 if (!statePath) {
@@ -26,7 +17,7 @@ if (!statePath) {
 const args = process.argv.slice(2);
 appendFileSync(process.env.TUNED_ADM_EMU_LOG ?? `${statePath}.argv.jsonl`, `${JSON.stringify(args)}\n`);
 const state = JSON.parse(readFileSync(statePath, 'utf8'));
-if (state.delayMs) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, state.delayMs);
+answerSlowly(state);
 const out = (s) => process.stdout.write(s);
 const err = (s) => process.stderr.write(s);
 const running = state.daemon !== 'stopped';

@@ -17,7 +17,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
-import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { makeTestCertificate, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import { requireTool, run } from './tools.ts';
 
 const install =
@@ -57,29 +57,7 @@ describe('PowerShell module PowerPlan (Pester, live services)', () => {
     available = probe.code === 0;
     if (!available) return;
     dir = await mkdtemp(join(tmpdir(), 'powerplan-pwsh-'));
-    const key = join(dir, 'key.pem');
-    const cert = join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { cert, key } = makeTestCertificate(dir);
     if (windows) {
       // What an operator does: the certificate into the machine's Trusted Root store (removed in after()).
       trusted = execFileSync(
