@@ -7,6 +7,7 @@
  * `tuned-adm` / `powerprofilesctl` run, and a change clears it (like the Windows backend's reads).
  */
 import { PowerPlanError } from '../../domain/errors.ts';
+import { type Note, noteFields } from '../../domain/notes.ts';
 import type { ActivePlan, Capabilities } from '../../domain/schemas.ts';
 import { type RunFn, runCommand } from '../../lib/run-command.ts';
 import type { BackendFacts, PowerBackend } from '../backend.ts';
@@ -48,7 +49,7 @@ interface Inspection {
   state: SysfsState;
   virt: VirtFacts;
   view: OwnerView;
-  warnings: string[];
+  notes: Note[];
 }
 
 const virtLabel = (v: VirtFacts): string | null =>
@@ -89,7 +90,7 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
 
   const inspect = async (): Promise<Inspection> => {
     const [state, v] = await Promise.all([readSysfs(sysfsRoot), virt()]);
-    const warnings: string[] = [];
+    const notes: Note[] = [];
     let view: OwnerView | undefined;
     for (const probe of [probeTuned, probePpd]) {
       const found = await probe(runner);
@@ -97,23 +98,27 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
         view = found.view;
         break;
       }
-      if (found) warnings.push(found.warning);
+      if (found) notes.push(found.note);
     }
     if (view && state.cpus.length === 0 && v.vm) {
-      warnings.push(
-        `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the ${view.owner} profile changes the guest's ` +
+      notes.push({
+        code: 'vm-host-decides',
+        text:
+          `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the ${view.owner} profile changes the guest's ` +
           "settings only; the hypervisor host's power policy decides the CPU clock.",
-      );
+      });
     }
     view ??=
       noControlsView(state, v) ?? (await sysfsView({ state, io, uid, reread: () => readSysfs(sysfsRoot) }));
     if (view.owner === 'sysfs' && v.vm) {
-      warnings.push(
-        `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the guest's cpufreq settings may be ` +
+      notes.push({
+        code: 'vm-host-decides',
+        text:
+          `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the guest's cpufreq settings may be ` +
           "advisory only; the hypervisor host's power policy decides the CPU clock.",
-      );
+      });
     }
-    return { state, virt: v, view, warnings: [...view.warnings, ...warnings] };
+    return { state, virt: v, view, notes: [...view.notes, ...notes] };
   };
 
   return {
@@ -131,7 +136,7 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
       return (await inspect()).view.plans;
     },
     async getActive(): Promise<ActivePlan> {
-      const { state, view, warnings } = await inspect();
+      const { state, view, notes } = await inspect();
       return {
         plan: view.plans.find((p) => p.active) ?? null,
         processor: processorSettings(state),
@@ -139,7 +144,7 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
         policyManaged: false,
         canSet: view.canSet,
         ...(view.cannotSetReason ? { cannotSetReason: view.cannotSetReason } : {}),
-        ...(warnings.length ? { warnings } : {}),
+        ...noteFields(notes),
       };
     },
     async setActive(planId) {

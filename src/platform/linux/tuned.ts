@@ -23,14 +23,17 @@ const candidate = (name: string, description: string | null): Candidate => ({
   ...(description ? { description } : {}),
 });
 
-/** null: tuned-adm is not installed; a warning: installed but not applying any profile. */
+/** null: tuned-adm is not installed; a note: installed but not applying any profile. */
 export const probeTuned = async (runner: Runner): Promise<Probe> => {
   const out = await read(runner, runner.files.tunedAdm, ['active']);
   if (!out) return null;
   const active = out.exitCode === 0 ? parseTunedActive(out.stdout) : null;
   if (!active) {
     return {
-      warning: `tuned-adm is installed but TuneD applies no profile (${said(out)}); it is not the owner here.`,
+      note: {
+        code: 'owner-inactive',
+        text: `tuned-adm is installed but TuneD applies no profile (${said(out)}); it is not the owner here.`,
+      },
     };
   }
   const list = await read(runner, runner.files.tunedAdm, ['list']);
@@ -50,7 +53,7 @@ export const probeTuned = async (runner: Runner): Promise<Probe> => {
       owner: 'tuned',
       plans: planList(candidates, active, unlisted),
       canSet: true,
-      warnings: [],
+      notes: [],
       async set(planId) {
         if (!settable(planId)) throw notSettable(planId, candidates);
         const res = await exec(runner, runner.files.tunedAdm, ['profile', ...planId.split(/\s+/)]);
