@@ -2,13 +2,16 @@
  * The Linux PowerBackend: finds who owns the CPU power policy (tuned, then power-profiles-daemon or
  * a compatible daemon, then plain cpufreq sysfs, or nobody: hypervisor / firmware), answers with
  * that owner's plans and changes them through it. Processor settings always come from sysfs, which
- * is what is in force whoever wrote it. Every call looks afresh: owners start and stop.
+ * is what is in force whoever wrote it. Every call looks afresh (owners start and stop), except that
+ * the daemons' tools are asked through a short shared cache: concurrent requests share one
+ * `tuned-adm` / `powerprofilesctl` run, and a change clears it (like the Windows backend's reads).
  */
 import { PowerPlanError } from '../../domain/errors.ts';
 import { type Note, noteFields } from '../../domain/notes.ts';
 import type { ActivePlan, Capabilities } from '../../domain/schemas.ts';
 import { type RunFn, runCommand } from '../../lib/run-command.ts';
 import type { BackendFacts, PowerBackend } from '../backend.ts';
+import { ReadCache } from '../read-cache.ts';
 import type { Commands, Runner } from './commands.ts';
 import type { OwnerView } from './owner-view.ts';
 import { probePpd } from './ppd.ts';
@@ -34,6 +37,12 @@ export interface LinuxBackendOptions {
   uid?: number;
   /** Files whose presence means "in a container". Default /.dockerenv (docker), /run/.containerenv (podman). */
   containerMarkers?: { path: string; kind: string }[];
+  /**
+   * How long an answer of tuned-adm / powerprofilesctl is reused (default 1500 ms; an older one is
+   * answered while one call refreshes it, up to 30 s). 0: concurrent callers still share one run,
+   * but nothing is kept once it has finished.
+   */
+  cacheTtlMs?: number;
 }
 
 interface Inspection {
@@ -51,7 +60,9 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
   const procfsRoot = options.procfsRoot ?? '/proc';
   const io = options.io ?? defaultSysfsIo;
   const uid = options.uid ?? process.getuid?.();
+  const ttl = options.cacheTtlMs ?? 1_500;
   const runner: Runner = {
+    cache: new ReadCache(ttl, Date.now, ttl === 0 ? 0 : 30_000),
     run: options.run ?? runCommand,
     env: options.path !== undefined ? { PATH: options.path } : undefined,
     files: {
@@ -144,7 +155,12 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
           view.cannotSetReason ?? 'This system exposes no power plans.',
         );
       }
-      await view.set(planId);
+      try {
+        await view.set(planId);
+      } finally {
+        // Even a failed switch may have changed something: the next read asks the daemon again.
+        runner.cache.clear();
+      }
     },
     async facts(): Promise<BackendFacts> {
       const [v, powerSource] = await Promise.all([virt(), detectPowerSource(sysfsRoot)]);

@@ -6,7 +6,7 @@
  */
 import { PowerPlanError } from '../../domain/errors.ts';
 import type { Note } from '../../domain/notes.ts';
-import { exec, type Runner, said } from './commands.ts';
+import { exec, type Runner, read, said } from './commands.ts';
 import { ppdKind } from './kinds.ts';
 import { type Candidate, notSettable, type Probe, planList } from './owner-view.ts';
 import { type PpdProfile, parsePpdGet, parsePpdList, polkitActionOf } from './parsers.ts';
@@ -25,7 +25,7 @@ const describe = (p: PpdProfile): string | undefined => {
 
 /** null: powerprofilesctl is not installed; a note: installed but the daemon does not answer. */
 export const probePpd = async (runner: Runner): Promise<Probe> => {
-  const out = await exec(runner, runner.files.powerprofilesctl, ['list']);
+  const out = await read(runner, runner.files.powerprofilesctl, ['list']);
   if (!out) return null;
   const profiles = out.exitCode === 0 ? parsePpdList(out.stdout) : [];
   if (profiles.length === 0) {

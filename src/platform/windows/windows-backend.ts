@@ -16,6 +16,7 @@ import {
 } from '../../domain/schemas.ts';
 import { CommandError, type CommandResult, type RunFn, runCommand } from '../../lib/run-command.ts';
 import type { BackendFacts, CreatableKind, PowerBackend } from '../backend.ts';
+import { ReadCache } from '../read-cache.ts';
 import { classifyScheme, isWellKnown } from './classify.ts';
 import { DEFAULT_OEM_CODEPAGE, decodeOutput } from './decode.ts';
 import {
@@ -27,7 +28,6 @@ import {
   type SchemeLine,
 } from './parse.ts';
 import { classifyPowercfgFailure } from './powercfg-errors.ts';
-import { ReadCache } from './read-cache.ts';
 import { createRegistry, type PolicyState } from './registry.ts';
 import {
   CREATED_SCHEME,
