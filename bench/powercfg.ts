@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
 import { buildDeps } from '../src/deps.ts';
-import { createApp } from '../src/surfaces/rest.ts';
+import { createApp } from '../src/surfaces/http/app.ts';
 import { emulatedWindows } from './lib/emulated-windows.ts';
 import { footer, header } from './lib/machine.ts';
 

@@ -1,5 +1,5 @@
 /** Process entry point of the `powerplan` command. */
-import { runCli } from './surfaces/cli.ts';
+import { runCli } from './surfaces/cli/cli.ts';
 
 const code = await runCli(process.argv.slice(2), {
   env: process.env,

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
 import { liveWorkers } from '../../src/bench/runner.ts';
 import { BenchmarkList, BenchmarkResult } from '../../src/domain/benchmark.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 
 /** Short ladder and forced: other work on a shared test machine must not make the guard refuse. */

@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { localCaller } from '../../src/domain/scopes.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { createMcpServer } from '../../src/surfaces/mcp.ts';
+import { createMcpServer } from '../../src/surfaces/mcp/server.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 
 describe('holds and desired state over MCP', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import type { HoldResult } from '../../src/services/holds-schemas.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { call } from './call.ts';
 import { until } from './poll.ts';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import { findPrometheusPython, type ParsedFamily, parsePrometheusText, requireTool } from './tools.ts';
 

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { runCli, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';

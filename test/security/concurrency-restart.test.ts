@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { Store } from '../../src/lib/store.ts';
 import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { startHttpServer } from '../../src/surfaces/http-server.ts';
+import { startHttpServer } from '../../src/surfaces/http/server.ts';
 import { repoRoot, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import { bearer, type SecureHarness, secureHarness } from './harness.ts';
 

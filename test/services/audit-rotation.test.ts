@@ -8,7 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { afterEach, describe, it } from 'node:test';
 import type { AuditRecord } from '../../src/lib/audit.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { call } from '../holds/call.ts';
 

@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config.ts';
 import { buildDeps, type Deps } from '../../src/deps.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { createToken, readTokenFile } from '../../src/lib/tokens.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { call } from '../holds/call.ts';
 

@@ -29,20 +29,20 @@ const staticGraph = async (entry: string) => {
 describe('the MCP SDK is loaded only when MCP is used', () => {
   it('nothing reachable statically from the CLI entry point imports the SDK or the MCP module', async () => {
     const { files, packages } = await staticGraph(join(repoRoot, 'src', 'main.ts'));
-    assert.ok(files.has(join(repoRoot, 'src', 'surfaces', 'cli.ts')), 'the walk follows imports');
+    assert.ok(files.has(join(repoRoot, 'src', 'surfaces', 'cli', 'cli.ts')), 'the walk follows imports');
     const sdk = [...packages].filter(([spec]) => spec.startsWith('@modelcontextprotocol/'));
     assert.deepEqual(sdk, [], 'static SDK imports (package, importing file)');
-    assert.equal(files.has(join(repoRoot, 'src', 'surfaces', 'mcp.ts')), false);
+    assert.equal(files.has(join(repoRoot, 'src', 'surfaces', 'mcp', 'server.ts')), false);
   });
 
   it('the walk does see the SDK where it is imported', async () => {
-    const { packages } = await staticGraph(join(repoRoot, 'src', 'surfaces', 'mcp.ts'));
+    const { packages } = await staticGraph(join(repoRoot, 'src', 'surfaces', 'mcp', 'server.ts'));
     assert.ok(packages.has('@modelcontextprotocol/sdk/server/mcp.js'));
   });
 
   it('the HTTP app reaches the MCP handler module, which itself stays SDK-free', async () => {
-    const { files, packages } = await staticGraph(join(repoRoot, 'src', 'surfaces', 'http-server.ts'));
-    assert.ok(files.has(join(repoRoot, 'src', 'surfaces', 'mcp-http.ts')));
+    const { files, packages } = await staticGraph(join(repoRoot, 'src', 'surfaces', 'http', 'server.ts'));
+    assert.ok(files.has(join(repoRoot, 'src', 'surfaces', 'mcp', 'http.ts')));
     assert.equal(
       [...packages.keys()].some((p) => p.startsWith('@modelcontextprotocol/')),
       false,

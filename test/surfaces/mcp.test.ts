@@ -14,8 +14,8 @@ import { ActivePlan } from '../../src/domain/schemas.ts';
 import { type Caller, localCaller } from '../../src/domain/scopes.ts';
 import { defineOperation, type Operation } from '../../src/operations/define.ts';
 import { operationByName, operations } from '../../src/operations/index.ts';
-import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
+import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
 

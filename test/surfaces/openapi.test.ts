@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { operations } from '../../src/operations/index.ts';
-import { buildOpenApiDocument } from '../../src/surfaces/openapi.ts';
+import { buildOpenApiDocument } from '../../src/surfaces/http/openapi.ts';
 import { repoRoot } from '../helpers.ts';
 
 const committedPath = join(repoRoot, 'openapi', 'openapi.json');

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { ActivePlan, PlanList, SetPlanResult, SystemInfo } from '../../src/domain/schemas.ts';
 import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { createApp } from '../../src/surfaces/rest.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 
 let t: TestDeps;

@@ -9,12 +9,12 @@ import { stat } from 'node:fs/promises';
 import type { Context, MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Deps } from '../deps.ts';
-import type { BenchmarkResult } from '../domain/benchmark.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import type { AcDc, ActivePlan } from '../domain/schemas.ts';
-import { type Caller, grants } from '../domain/scopes.ts';
-import { AuditChangeCounter } from '../lib/audit-changes.ts';
+import type { Deps } from '../../deps.ts';
+import type { BenchmarkResult } from '../../domain/benchmark.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import type { AcDc, ActivePlan } from '../../domain/schemas.ts';
+import { type Caller, grants } from '../../domain/scopes.ts';
+import { AuditChangeCounter } from '../../lib/audit-changes.ts';
 
 /** What one scrape reads; every gauge's collect() shares it. */
 interface Snapshot {

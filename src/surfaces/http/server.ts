@@ -3,9 +3,9 @@
  * stop accepting, cancel running work through the shutdown signal, then exit.
  */
 import { serve } from '@hono/node-server';
-import { type Deps, startServices } from '../deps.ts';
-import { installHttpSecurity, loadHttpSecurity, serveOptions } from './http-security.ts';
-import { createApp } from './rest.ts';
+import { type Deps, startServices } from '../../deps.ts';
+import { createApp } from './app.ts';
+import { loadHttpSecurity, serveOptions } from './security.ts';
 
 export interface RunningServer {
   url: string;
@@ -16,7 +16,7 @@ export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
   // Unsafe settings stop the start before recovery touches anything.
   const security = await loadHttpSecurity(deps.config, deps.log);
   await deps.planChange.recover();
-  const app = createApp(deps, { middleware: (a) => installHttpSecurity(a, security, deps.log) });
+  const app = createApp(deps, security);
   const { host, port } = deps.config;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port, ...serveOptions(security) }, () => resolve(s));

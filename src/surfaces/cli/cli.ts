@@ -6,42 +6,19 @@
  */
 import { mkdirSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { type Config, configVariables, loadConfig } from '../config.ts';
-import { buildDeps, type Deps } from '../deps.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import { localCaller } from '../domain/scopes.ts';
-import { guardStatePermissions } from '../lib/windows-acl.ts';
-import type { Operation } from '../operations/define.ts';
-import { operations } from '../operations/index.ts';
-import { runOperation } from '../operations/run.ts';
-import { version } from '../version.ts';
-import { normalizeError, toProblem } from './errors.ts';
-import { coerceStrings, inputFields } from './input.ts';
-import { tokenCommands } from './tokens.ts';
-
-export interface CliIo {
-  env: NodeJS.ProcessEnv;
-  out: (text: string) => void;
-  err: (text: string) => void;
-  /** True when stderr is a terminal: progress is shown there. */
-  interactive: boolean;
-}
-
-/** A command that is not an operation: it runs with the parsed config and returns an exit code. */
-export interface ServiceCommand {
-  command: string[];
-  summary: string;
-  usage?: string;
-  options?: ParseArgsConfig['options'];
-  /** Parses config and builds deps itself when it needs them (serve does, openapi does not). */
-  run: (args: {
-    values: Record<string, unknown>;
-    positionals: string[];
-    config: () => Config;
-    deps: () => Promise<Deps>;
-    io: CliIo;
-  }) => Promise<number | 'keep-running'>;
-}
+import { type Config, configVariables, loadConfig } from '../../config.ts';
+import { buildDeps, type Deps } from '../../deps.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import { localCaller } from '../../domain/scopes.ts';
+import { guardStatePermissions } from '../../lib/windows-acl.ts';
+import type { Operation } from '../../operations/define.ts';
+import { operations } from '../../operations/index.ts';
+import { runOperation } from '../../operations/run.ts';
+import { version } from '../../version.ts';
+import { normalizeError, toProblem } from '../errors.ts';
+import { coerceStrings, inputFields } from '../input.ts';
+import type { CliIo, ServiceCommand } from './command.ts';
+import { tokenCommands } from './token-commands.ts';
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -58,7 +35,7 @@ const serviceCommands: ServiceCommand[] = [
     command: ['serve'],
     summary: 'Start the HTTP server (REST API under /v1, /openapi.json, /healthz).',
     run: async ({ deps }) => {
-      const { serveUntilSignalled } = await import('./http-server.ts');
+      const { serveUntilSignalled } = await import('../http/server.ts');
       await serveUntilSignalled(await deps());
       return 'keep-running';
     },
@@ -67,7 +44,7 @@ const serviceCommands: ServiceCommand[] = [
     command: ['mcp'],
     summary: 'Serve MCP on stdin/stdout for a desktop AI assistant (logs go to stderr).',
     run: async ({ deps }) => {
-      const { serveMcpStdio } = await import('./mcp.ts');
+      const { serveMcpStdio } = await import('../mcp/stdio.ts');
       await serveMcpStdio(await deps());
       return 'keep-running';
     },
@@ -76,7 +53,7 @@ const serviceCommands: ServiceCommand[] = [
     command: ['openapi'],
     summary: 'Print the OpenAPI 3.1 document.',
     run: async ({ io }) => {
-      const { buildOpenApiDocument } = await import('./openapi.ts');
+      const { buildOpenApiDocument } = await import('../http/openapi.ts');
       io.out(`${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`);
       return 0;
     },

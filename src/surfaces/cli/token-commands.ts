@@ -3,11 +3,11 @@
  * file is the only place tokens are managed; no remote caller can create one). A new token is
  * printed once and only its SHA-256 is kept.
  */
-import type { Config } from '../config.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import { createToken, parseScopes, readTokenFile, revokeToken } from '../lib/tokens.ts';
-import { restrictToAdmins } from '../lib/windows-acl.ts';
-import type { CliIo, ServiceCommand } from './cli.ts';
+import type { Config } from '../../config.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import { createToken, parseScopes, readTokenFile, revokeToken } from '../../lib/tokens.ts';
+import { restrictToAdmins } from '../../lib/windows-acl.ts';
+import type { CliIo, ServiceCommand } from './command.ts';
 
 /** Every write replaces the token file: on Windows it gets its explicit ACL each time (SYSTEM, Administrators). */
 const restrictTokenFile = async (config: Config, path: string): Promise<void> => {

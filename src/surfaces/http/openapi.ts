@@ -11,11 +11,11 @@ import {
   type SchemaObject,
 } from 'openapi3-ts/oas31';
 import { z } from 'zod';
-import { errorCodes } from '../domain/errors.ts';
-import type { Operation } from '../operations/define.ts';
-import { operations } from '../operations/index.ts';
-import { version } from '../version.ts';
-import { Problem } from './errors.ts';
+import { errorCodes } from '../../domain/errors.ts';
+import type { Operation } from '../../operations/define.ts';
+import { operations } from '../../operations/index.ts';
+import { version } from '../../version.ts';
+import { Problem } from '../errors.ts';
 
 type Json = Record<string, unknown>;
 
@@ -30,7 +30,11 @@ const errorStatuses = (op: Operation): number[] => {
     statuses.add(502);
     statuses.add(504);
   }
-  if (op.http.method === 'POST' || op.http.method === 'PUT') statuses.add(413);
+  if (op.http.method === 'POST' || op.http.method === 'PUT') {
+    statuses.add(413);
+    // A body must be sent as Content-Type: application/json (the front-door guard).
+    statuses.add(415);
+  }
   return [...statuses].sort();
 };
 

@@ -1,15 +1,15 @@
 /**
- * The status page at `/`: static HTML, CSS and ES modules from src/surfaces/page/, served by the app
+ * The status page at `/`: static HTML, CSS and ES modules from src/surfaces/http/page/, served by the app
  * itself (no CDN, works offline). Files come from a fixed list of names, so no part of a request
  * path reaches the filesystem. The page and its assets are public: they show nothing about the host
  * until the page's own API calls, which carry the token, answer.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Context, Hono } from 'hono';
-import type { Deps } from '../deps.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import { addPublicRoute } from './auth.ts';
+import { type Context, Hono } from 'hono';
+import type { Deps } from '../../deps.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import type { SubApp } from './env.ts';
 
 export const PAGE_ASSETS = '/page';
 
@@ -64,16 +64,9 @@ const pagePolicy = (frameAncestors: string): string =>
     `frame-ancestors ${frameAncestors}`,
   ].join('; ');
 
-/** Registered on first mount, not at import: auth.ts and rest.ts import each other. */
-let publicRegistered = false;
-
-// biome-ignore lint/suspicious/noExplicitAny: mounts on any app, whatever its Env
-export const mountPage = (app: Hono<any>, deps: Deps): void => {
-  if (!publicRegistered) {
-    addPublicRoute({ path: '/' });
-    addPublicRoute({ prefix: `${PAGE_ASSETS}/` });
-    publicRegistered = true;
-  }
+/** The page and its files; all public, as they show nothing until the page's API calls answer. */
+export const createPage = (deps: Pick<Deps, 'config'>): SubApp => {
+  const app = new Hono();
   // Checked at start-up by the HTTP security settings; an app built without them gets 'self'.
   const ancestors = deps.config.frameAncestors;
   const policy = pagePolicy(/^[\w'*.:/ -]+$/.test(ancestors) ? ancestors : "'self'");
@@ -98,4 +91,5 @@ export const mountPage = (app: Hono<any>, deps: Deps): void => {
     if (!Object.hasOwn(assets, name) || name === 'index.html') return c.notFound();
     return send(c, name);
   });
+  return { app, publicRoutes: [{ path: '/' }, { prefix: `${PAGE_ASSETS}/` }] };
 };

@@ -2,21 +2,19 @@
  * The MCP surface: one tool per operation of the registry (same name, title, description, schemas
  * and annotations), a `powerplan://status` resource and a `check_server_power` prompt. Calls go
  * through runOperation, so scopes, validation and error texts are those of REST. Transports live
- * elsewhere (stdio below, Streamable HTTP in mcp-http.ts); this module is only ever imported
+ * elsewhere (stdio.ts, Streamable HTTP in http.ts); this module is only ever imported
  * lazily, because the SDK is heavy.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
-import type { Caller } from '../domain/scopes.ts';
-import { localCaller } from '../domain/scopes.ts';
-import type { Operation, Progress } from '../operations/define.ts';
-import { operations as registry } from '../operations/index.ts';
-import { runOperation } from '../operations/run.ts';
-import { version } from '../version.ts';
-import { normalizeError, toProblem } from './errors.ts';
+import type { Deps } from '../../deps.ts';
+import type { Caller } from '../../domain/scopes.ts';
+import type { Operation, Progress } from '../../operations/define.ts';
+import { operations as registry } from '../../operations/index.ts';
+import { runOperation } from '../../operations/run.ts';
+import { version } from '../../version.ts';
+import { normalizeError, toProblem } from '../errors.ts';
 
 export const STATUS_URI = 'powerplan://status';
 
@@ -261,30 +259,4 @@ const checkServerPowerText = (ops: readonly Operation[], workload: string | unde
     '',
     ...steps.map((s, i) => `${i + 1}. ${s}`),
   ].join('\n');
-};
-
-/**
- * `powerplan mcp`: serves the local caller over stdin/stdout. stdout carries only protocol
- * messages (the logger writes to stderr); the process ends when the client closes stdin.
- */
-export const serveMcpStdio = async (deps: Deps): Promise<void> => {
-  const server = createMcpServer(deps, localCaller);
-  const transport = new StdioServerTransport();
-  let stopping = false;
-  const stop = async (reason: string) => {
-    if (stopping) return;
-    stopping = true;
-    deps.log.info('mcp stdio stopping', { reason });
-    deps.shutdown.abort(new Error('shutting down'));
-    // A cancelled plan change or comparison puts the original plan back under the plan lock:
-    // taking the lock once waits for that restore (bounded) before the process ends.
-    await deps.planChange.lock.run('mcp shutdown', async () => {}, 30_000).catch(() => {});
-    await server.close().catch(() => {});
-    process.exit(0);
-  };
-  process.stdin.once('end', () => void stop('stdin closed'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
-  await server.connect(transport);
-  deps.log.info('mcp stdio ready', { backend: deps.backend.name });
 };

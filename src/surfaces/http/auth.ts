@@ -1,0 +1,80 @@
+/**
+ * Authentication for every HTTP route outside the public ones (REST, MCP over HTTP, metrics, the
+ * page's data calls). With a token file, each request needs `Authorization: Bearer <token>` and
+ * leaves the token's name and scopes in the `caller` variable; per-operation scopes are then
+ * checked by runOperation. Without a token file only loopback peers are served, as the local
+ * caller. Refusals are thrown and answered (and logged, sparingly) by the app's onError.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { localCaller } from '../../domain/scopes.ts';
+import type { TokenVerifier } from '../../lib/tokens.ts';
+import { type AppEnv, nodeOf } from './env.ts';
+import type { PublicMatcher } from './public-routes.ts';
+import { Refusal } from './refusals.ts';
+
+/** The peer address of the TCP connection (not a forwarded header, which anyone can write). */
+export const remoteAddressOf = (c: Context): string | undefined => nodeOf(c).incoming?.socket?.remoteAddress;
+
+export const isLoopbackAddress = (address: string): boolean => {
+  const a = address.toLowerCase();
+  return a === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a);
+};
+
+/** RFC 6750 b64token after `Bearer`; anything else is treated as no credentials. */
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
+
+const bearerToken = (header: string | undefined): string | undefined =>
+  header === undefined ? undefined : (BEARER.exec(header)?.[1] ?? '');
+
+export interface AuthOptions {
+  /** The token file's verifier; absent means no token file: loopback callers only. */
+  verifier?: TokenVerifier;
+  isPublic: PublicMatcher;
+}
+
+export const authMiddleware = ({ verifier, isPublic }: AuthOptions): MiddlewareHandler<AppEnv> => {
+  return async (c, next) => {
+    const remote = remoteAddressOf(c);
+    const open = isPublic(c.req.method, c.req.path);
+    // In-process requests (tests, embedding) have no socket and count as local.
+    if (!verifier && !open && remote !== undefined && !isLoopbackAddress(remote)) {
+      throw new Refusal(
+        'forbidden',
+        'remote_without_token_file',
+        'This service has no token file, so it serves local callers only. To serve other hosts, create a ' +
+          "token ('powerplan token create --name <name> --scopes read') and start the service with " +
+          'POWERPLAN_TOKEN_FILE set.',
+      );
+    }
+    if (!verifier || open) {
+      c.set('caller', remote === undefined ? localCaller : { ...localCaller, remote });
+      return next();
+    }
+
+    const verdict = await verifier.verify(bearerToken(c.req.header('authorization')), remote);
+    if (!verdict.ok) {
+      if (verifier.problem) {
+        throw new Refusal(
+          'unauthorized',
+          'token_file_invalid',
+          'The token file on the server is invalid, so no token is accepted; the service log says why.',
+        );
+      }
+      if (verdict.reason === 'missing') {
+        throw new Refusal(
+          'unauthorized',
+          'token_missing',
+          'This service needs a token: send Authorization: Bearer <token>. An administrator creates one on the ' +
+            "server with 'powerplan token create --name <name> --scopes read'.",
+        );
+      }
+      throw new Refusal(
+        'unauthorized',
+        verdict.reason === 'malformed' ? 'token_malformed' : 'token_unknown',
+        'The token is not valid (unknown, revoked or mistyped); ask for a new one.',
+      );
+    }
+    c.set('caller', verdict.caller);
+    return next();
+  };
+};
