@@ -11,24 +11,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { binPath, runCli, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import { expireInJournal } from '../holds/journal.ts';
+import { until } from '../holds/poll.ts';
 
 const canUnshare =
   process.platform === 'linux' &&
   spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
-
-/** Polls (up to a generous bound) until `check` holds; fails the test otherwise. */
-const until = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000) => {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  assert.fail(`timed out waiting until ${what}`);
-};
 
 interface Pid1Server {
   url: string;
@@ -103,6 +93,7 @@ describe('restart as PID 1 after SIGKILL', { skip: !canUnshare && 'needs Linux a
     await until(
       'the comparison switched to High performance',
       async () => (await active()) === SCHEME.highPerformance,
+      60_000,
     );
     const lock = JSON.parse(readFileSync(lockPath(), 'utf8')) as { pid: number; what: string };
     assert.equal(lock.pid, 1, 'the service runs as pid 1 and holds the plan lock');
@@ -175,11 +166,12 @@ describe('a comparison longer than the stale time keeps its lock', () => {
       await until(
         'the comparison switched',
         async () => (await t.deps.backend.getActive()).plan?.id === SCHEME.highPerformance,
+        60_000,
       );
       const lock = JSON.parse(readFileSync(join(t.dir, 'plan.lock'), 'utf8')) as { startedAt: string };
       await until(
         'three stale times have passed since the lock was taken',
-        () => Date.now() - Date.parse(lock.startedAt) > 3_000,
+        async () => Date.now() - Date.parse(lock.startedAt) > 3_000,
       );
       const set = await runCli(['set', 'balanced'], t.env);
       assert.equal(set.code, 1, set.stdout + set.stderr);
