@@ -9,14 +9,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { allCoreSpread, difference, figuresOf } from '../advice/measure.ts';
 import { recommend } from '../advice/recommend.ts';
 import { benchPlan, capMs } from '../bench/profiles.ts';
-import type { Deps } from '../deps.ts';
+import type { BenchmarkService } from '../bench/service.ts';
 import type { ComparisonEntry, ComparisonResult, Workload } from '../domain/advice.ts';
 import type { BenchmarkProfile, BenchmarkResult } from '../domain/benchmark.ts';
 import { errorMessage, isPowerPlanError, PowerPlanError } from '../domain/errors.ts';
 import type { Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
+import type { PowerBackend } from '../platform/backend.ts';
 import { planForKind, resolvePlan } from '../platform/resolve.ts';
 import { benchFingerprint, gatherFacts } from './compare-facts.ts';
+import type { PlanChangeService } from './plan-change.ts';
 import type { RestoreJournal } from './restore-journal.ts';
 
 export interface CompareRequest {
@@ -30,11 +32,16 @@ export interface CompareRequest {
   dryRun: boolean;
 }
 
-export type CompareContext = Deps & {
+/** What a comparison needs from an operation's context (which carries every dependency). */
+export interface CompareContext {
+  planChange: PlanChangeService;
+  backend: PowerBackend;
+  bench: BenchmarkService;
+  shutdown: AbortController;
   signal: AbortSignal;
   caller: Caller;
   progress: (p: { progress: number; total?: number; message?: string }) => void;
-};
+}
 
 const ref = (p: Plan) => ({ id: p.id, name: p.name, kind: p.kind });
 
