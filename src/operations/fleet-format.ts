@@ -14,6 +14,8 @@ export const table = (head: string[], rows: string[][]): string => {
     .join('\n');
 };
 
+const hostCount = (n: number) => `${n} host${n === 1 ? '' : 's'}`;
+
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 export const formatFleetStatus = (s: FleetStatus): string => {
@@ -33,13 +35,15 @@ export const formatFleetStatus = (s: FleetStatus): string => {
           h.drift ?? '-',
           h.holds ? String(h.holds) : '-',
         ]
-      : [h.name, h.status, `${h.error?.title ?? ''}: ${cut(h.error?.detail ?? '', 60)}`],
+      : [h.name, h.status, '-', '-', '-', '-', '-', '-'],
   );
+  const failed = s.hosts.filter((h) => h.error);
   const m = s.summary;
   return [
     table(['HOST', 'STATUS', 'PLAN', 'KIND', 'ADVICE', 'BURST', 'DRIFT', 'HOLDS'], rows),
+    ...(failed.length ? ['', ...failed.map((h) => `${h.name}: ${h.error!.title}: ${h.error!.detail}`)] : []),
     '',
-    `${m.total} hosts: ${m.ok} ok, ${m.unreachable} unreachable, ${m.unauthorized} unauthorized, ${m.error} error; ${m.changeRecommended} advised to switch.`,
+    `${hostCount(m.total)}: ${m.ok} ok, ${m.unreachable} unreachable, ${m.unauthorized} unauthorized, ${m.error} error; ${m.changeRecommended} advised to switch.`,
   ].join('\n');
 };
 
@@ -57,7 +61,7 @@ export const formatFleetSet = (r: FleetSetResult): string => {
   return [
     table(['HOST', 'OUTCOME', 'PLAN'], rows),
     '',
-    `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${m.total} hosts: ${m.changed} ${r.dryRun ? 'would change' : 'changed'}, ${m.unchanged} already on the plan, ${m.failed} failed.`,
+    `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${hostCount(m.total)}: ${m.changed} ${r.dryRun ? 'would change' : 'changed'}, ${m.unchanged} already on the plan, ${m.failed} failed.`,
   ].join('\n');
 };
 
@@ -68,5 +72,5 @@ export const formatFleetHosts = (l: FleetHostList): string =>
       l.hosts.map((h) => [h.name, h.url, h.tags.join(',') || '-', h.auth, h.tls]),
     ),
     '',
-    `${l.hosts.length} hosts from the ${l.source}.`,
+    `${hostCount(l.hosts.length)} from the ${l.source}.`,
   ].join('\n');

@@ -31,6 +31,12 @@ export const setFleetPowerPlan = defineOperation({
   annotations: { readOnly: false, destructive: true, idempotent: true },
   scope: 'control',
   http: { method: 'PUT', path: '/v1/fleet/plans/active' },
-  cli: { command: ['fleet', 'set'], positional: ['plan'], format: formatFleetSet },
+  cli: {
+    command: ['fleet', 'set'],
+    positional: ['plan'],
+    format: formatFleetSet,
+    // Every host is reported either way; a script still learns that one of them failed.
+    exitCode: (r) => (r.summary.failed ? 1 : 0),
+  },
   handler: (input, ctx) => fleetFor(ctx).setPlan(input, ctx.signal),
 });

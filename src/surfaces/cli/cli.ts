@@ -307,7 +307,7 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     if (io.interactive && !json) io.err('\r\x1b[2K');
     const format = op.cli.format as ((o: unknown) => string) | undefined;
     io.out(`${json || !format ? JSON.stringify(output, null, 2) : format(output)}\n`);
-    return 0;
+    return (op.cli.exitCode as ((o: unknown) => number) | undefined)?.(output) ?? 0;
   } catch (e) {
     return fail(e);
   } finally {
