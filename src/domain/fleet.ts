@@ -196,16 +196,23 @@ export const FleetSetResult = z
   });
 export type FleetSetResult = z.infer<typeof FleetSetResult>;
 
+export const PrometheusTargetGroup = z
+  .object({
+    targets: z.array(z.string()).describe('host:port of the agent.'),
+    labels: z
+      .record(z.string(), z.string())
+      .describe('__scheme__, __metrics_path__, fleet_host and (when tagged) fleet_tags, as ",sql,prod,".'),
+  })
+  .meta({ id: 'PrometheusTargetGroup', description: 'One file_sd / http_sd target group.' });
+
 export const PrometheusTargets = z
-  .array(
-    z.object({
-      targets: z.array(z.string()).describe('host:port of the agent.'),
-      labels: z.record(z.string(), z.string()),
-    }),
-  )
+  .object({
+    groups: z
+      .array(PrometheusTargetGroup)
+      .describe('One group per host; this array alone is the file_sd / http_sd document.'),
+  })
   .meta({
     id: 'PrometheusTargets',
-    description:
-      'Prometheus file_sd / http_sd target groups, one per host: the target, its scheme and metrics path, the fleet name and tags.',
+    description: 'The fleet as Prometheus service discovery target groups.',
   });
 export type PrometheusTargets = z.infer<typeof PrometheusTargets>;

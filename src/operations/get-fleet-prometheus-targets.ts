@@ -18,10 +18,11 @@ export const getFleetPrometheusTargets = defineOperation({
   annotations: { readOnly: true, destructive: false, idempotent: true },
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/prometheus-targets' },
-  cli: { command: ['fleet', 'prometheus-targets'], format: (t) => JSON.stringify(t, null, 2) },
+  // For people and for file_sd alike, the CLI prints the bare target list (`> targets.json`).
+  cli: { command: ['fleet', 'prometheus-targets'], format: (t) => JSON.stringify(t.groups, null, 2) },
   handler: async (input, ctx) => {
     const fleet = await fleetFor(ctx).load();
-    return select(fleet, input).map((h) => {
+    const groups = select(fleet, input).map((h) => {
       const url = new URL(h.url);
       const port = url.port || (url.protocol === 'https:' ? '443' : '80');
       return {
@@ -34,5 +35,6 @@ export const getFleetPrometheusTargets = defineOperation({
         },
       };
     });
+    return { groups };
   },
 });

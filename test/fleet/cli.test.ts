@@ -83,7 +83,7 @@ describe('powerplan fleet (CLI)', () => {
     );
     assert.equal(targets.code, 0, targets.stderr);
     assert.deepEqual(
-      PrometheusTargets.parse(JSON.parse(targets.stdout)).map((g) => g.labels.fleet_host),
+      PrometheusTargets.parse({ groups: JSON.parse(targets.stdout) }).groups.map((g) => g.labels.fleet_host),
       ['agent1', 'agent3', 'agent5', 'wrongtoken'],
     );
     const help = await runCli(['fleet', 'set', '--help'], env);

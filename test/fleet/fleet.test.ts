@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FleetSetResult, FleetStatus } from '../../src/domain/fleet.ts';
+import { FleetSetResult, FleetStatus, PrometheusTargets } from '../../src/domain/fleet.ts';
 import { ActivePlan } from '../../src/domain/schemas.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
@@ -218,7 +218,7 @@ describe('fleet over live agents', () => {
     assert.equal((hosts.body.hosts as unknown[]).length, 9);
     const targets = await call('GET', '/v1/fleet/prometheus-targets?tags=web');
     assert.equal(targets.status, 200);
-    const groups = targets.body as unknown as { targets: string[]; labels: Record<string, string> }[];
+    const { groups } = PrometheusTargets.parse(targets.body);
     assert.deepEqual(
       groups.map((g) => g.labels.fleet_host),
       ['agent2', 'agent4'],

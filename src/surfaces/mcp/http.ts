@@ -1,7 +1,7 @@
 /**
- * MCP over Streamable HTTP at `/mcp` on the REST app: stateless, a new MCP server and transport per
- * request, for the caller the auth middleware left on the context. A Host/Origin guard against DNS
- * rebinding comes first (the SDK's own guard is Express-only). The SDK is imported on the first
+ * MCP over Streamable HTTP at `/mcp` on the REST app: stateless, a new MCP server (over the tool
+ * catalog built once) and transport per request, for the caller the auth middleware left on the
+ * context. A Host/Origin guard against DNS rebinding comes first (the SDK's own guard is Express-only). The SDK is imported on the first
  * MCP request, so the REST server and the CLI start without it.
  */
 import { hostname, networkInterfaces } from 'node:os';
@@ -81,7 +81,13 @@ export const dnsRebindingGuard = (config: Pick<Config, 'host'>): MiddlewareHandl
   };
 };
 
-const handle = async (c: Context<AppEnv>, deps: Deps): Promise<Response> => {
+/** The SDK and the MCP catalog, loaded on the first MCP request and kept: a request builds only its server. */
+type McpKit = {
+  Transport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport;
+  serverFor: ReturnType<typeof import('./server.ts').mcpFactory>;
+};
+
+const handle = async (c: Context<AppEnv>, kit: () => Promise<McpKit>): Promise<Response> => {
   // Stateless: no session, so no standalone notification stream (GET) and nothing to end (DELETE).
   if (c.req.method !== 'POST') {
     return c.json(
@@ -92,12 +98,9 @@ const handle = async (c: Context<AppEnv>, deps: Deps): Promise<Response> => {
       },
     );
   }
-  const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
-    import('./server.ts'),
-  ]);
-  const server = createMcpServer(deps, c.get('caller'));
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const { Transport, serverFor } = await kit();
+  const server = serverFor(c.get('caller'));
+  const transport = new Transport({ sessionIdGenerator: undefined });
   await server.connect(transport);
   // The client hanging up cancels what its request started (closing aborts running handlers).
   c.req.raw.signal?.addEventListener('abort', () => void server.close().catch(() => {}), { once: true });
@@ -107,5 +110,19 @@ const handle = async (c: Context<AppEnv>, deps: Deps): Promise<Response> => {
 /** Mounts `/mcp` (guard + handler) on the app; call it before the operation routes. */
 export const mountMcp = (app: Hono<AppEnv>, deps: Deps): void => {
   app.use(MCP_PATH, dnsRebindingGuard(deps.config));
-  app.all(MCP_PATH, (c) => handle(c, deps));
+  let loaded: Promise<McpKit> | undefined;
+  const kit = () =>
+    (loaded ??= Promise.all([
+      import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+      import('./server.ts'),
+    ])
+      .then(([t, s]) => ({
+        Transport: t.WebStandardStreamableHTTPServerTransport,
+        serverFor: s.mcpFactory(deps),
+      }))
+      .catch((e) => {
+        loaded = undefined;
+        throw e;
+      }));
+  app.all(MCP_PATH, (c) => handle(c, kit));
 };
