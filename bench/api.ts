@@ -10,10 +10,13 @@
  *   npm run bench:api -- [--seconds 5] [--rounds 2] [--connections 50] [--backends simulated,windows]
  *
  * Goals: the API route keeps >= 80% of the bare route's throughput; its p99 stays under 10 ms.
+ * A further section (bench/lib/mcp-load.ts) measures an MCP tool call over HTTP against the same
+ * REST read: goal >= 30% of its throughput.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { footer, header, median, pct, verdict } from './lib/machine.ts';
+import { measureMcpVsRest, printMcpVsRest } from './lib/mcp-load.ts';
 import { autocannon, cpuMs, type LoadResult, repoRoot, startProcess } from './lib/processes.ts';
 
 const { values } = parseArgs({
@@ -110,5 +113,21 @@ for (const r of rows) {
     apiP99 < 10 ? 'met' : verdict(apiP99, 10, ' ms'),
   ];
   console.log(`| ${line.join(' | ')} |`);
+}
+
+// MCP over HTTP against REST: the same operation on the same server, simulated backend.
+{
+  const mcpConnections = 20;
+  const server = await startProcess(['--import', 'tsx', join(repoRoot, 'bench', 'server.ts')]);
+  try {
+    const m = await measureMcpVsRest(server.url, server.child.pid!, {
+      connections: mcpConnections,
+      seconds,
+      rounds,
+    });
+    printMcpVsRest('simulated', m, mcpConnections);
+  } finally {
+    await server.stop();
+  }
 }
 footer();

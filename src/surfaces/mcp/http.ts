@@ -82,12 +82,54 @@ export const dnsRebindingGuard = (config: Pick<Config, 'host'>): MiddlewareHandl
 };
 
 /** The SDK and the MCP catalog, loaded on the first MCP request and kept: a request builds only its server. */
-type McpKit = {
+type Loaded = {
   Transport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport;
-  serverFor: ReturnType<typeof import('./server.ts').mcpFactory>;
+  versions: readonly string[];
+  kit: import('./server.ts').McpKit;
 };
 
-const handle = async (c: Context<AppEnv>, kit: () => Promise<McpKit>): Promise<Response> => {
+type ToolCall = {
+  jsonrpc: '2.0';
+  id: string | number;
+  method: 'tools/call';
+  params: { name: string; arguments?: object };
+};
+
+/**
+ * A single `tools/call` without a progress token, in headers the transport would accept: answered
+ * directly as one JSON body through the same tool call as the SDK's handler. Everything else
+ * (initialize, lists, prompts, batches, progress, bad headers) goes through the SDK's transport.
+ */
+const plainToolCall = (c: Context<AppEnv>, body: unknown, versions: readonly string[]): body is ToolCall => {
+  const m = body as Partial<ToolCall> & { params?: { _meta?: unknown; arguments?: unknown } };
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return false;
+  if (m.jsonrpc !== '2.0' || m.method !== 'tools/call') return false;
+  if (!(typeof m.id === 'string' || (typeof m.id === 'number' && Number.isInteger(m.id)))) return false;
+  const p = m.params;
+  if (!p || typeof p !== 'object' || typeof p.name !== 'string' || p._meta !== undefined) return false;
+  if (
+    p.arguments !== undefined &&
+    (p.arguments === null || typeof p.arguments !== 'object' || Array.isArray(p.arguments))
+  )
+    return false;
+  const accept = c.req.header('accept') ?? '';
+  const version = c.req.header('mcp-protocol-version');
+  return (
+    accept.includes('application/json') &&
+    accept.includes('text/event-stream') &&
+    /^application\/json\s*(;|$)/i.test(c.req.header('content-type') ?? '') &&
+    (version === undefined || versions.includes(version))
+  );
+};
+
+const wantsProgress = (body: unknown): boolean =>
+  (Array.isArray(body) ? body : [body]).some(
+    (m) =>
+      (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !==
+      undefined,
+  );
+
+const handle = async (c: Context<AppEnv>, load: () => Promise<Loaded>): Promise<Response> => {
   // Stateless: no session, so no standalone notification stream (GET) and nothing to end (DELETE).
   if (c.req.method !== 'POST') {
     return c.json(
@@ -98,31 +140,55 @@ const handle = async (c: Context<AppEnv>, kit: () => Promise<McpKit>): Promise<R
       },
     );
   }
-  const { Transport, serverFor } = await kit();
-  const server = serverFor(c.get('caller'));
-  const transport = new Transport({ sessionIdGenerator: undefined });
+  let body: unknown;
+  try {
+    body = JSON.parse(await c.req.text());
+  } catch {
+    return c.json(
+      { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null },
+      400,
+    );
+  }
+  const { Transport, versions, kit } = await load();
+  if (plainToolCall(c, body, versions)) {
+    const signal = c.req.raw.signal ?? new AbortController().signal;
+    const result = await kit.callTool(c.get('caller'), body.params.name, body.params.arguments ?? {}, {
+      signal,
+      sendNotification: async () => {},
+    });
+    return c.json({ result, jsonrpc: '2.0', id: body.id });
+  }
+  const server = kit.server(c.get('caller'));
+  // An answer without progress is one JSON body; only a request that asked for progress (a progress
+  // token) gets an event stream to carry the notifications.
+  const transport = new Transport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: !wantsProgress(body),
+  });
   await server.connect(transport);
   // The client hanging up cancels what its request started (closing aborts running handlers).
   c.req.raw.signal?.addEventListener('abort', () => void server.close().catch(() => {}), { once: true });
-  return transport.handleRequest(c.req.raw);
+  return transport.handleRequest(c.req.raw, { parsedBody: body });
 };
 
 /** Mounts `/mcp` (guard + handler) on the app; call it before the operation routes. */
 export const mountMcp = (app: Hono<AppEnv>, deps: Deps): void => {
   app.use(MCP_PATH, dnsRebindingGuard(deps.config));
-  let loaded: Promise<McpKit> | undefined;
-  const kit = () =>
+  let loaded: Promise<Loaded> | undefined;
+  const load = () =>
     (loaded ??= Promise.all([
       import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
       import('./server.ts'),
     ])
-      .then(([t, s]) => ({
+      .then(([t, types, s]) => ({
         Transport: t.WebStandardStreamableHTTPServerTransport,
-        serverFor: s.mcpFactory(deps),
+        versions: types.SUPPORTED_PROTOCOL_VERSIONS,
+        kit: s.mcpFactory(deps),
       }))
       .catch((e) => {
         loaded = undefined;
         throw e;
       }));
-  app.all(MCP_PATH, (c) => handle(c, kit));
+  app.all(MCP_PATH, (c) => handle(c, load));
 };

@@ -21,6 +21,7 @@ import {
   ReadResourceRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { describeZodError } from '../../domain/errors.ts';
@@ -46,7 +47,7 @@ const instructions = [
 ].join(' ');
 
 /** What the request handlers of the SDK hand us that we use. */
-interface RequestExtra {
+export interface RequestExtra {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
   sendNotification: (n: {
@@ -122,7 +123,8 @@ interface Catalog {
   ops: Map<string, { op: Operation; structured: boolean }>;
   tools: Tool[];
   prompts: PromptDef[];
-  all: readonly Operation[];
+  /** The SDK builds a JSON Schema validator (a new Ajv) per server unless given one: shared here. */
+  validator: AjvJsonSchemaValidator;
 }
 
 const buildCatalog = (all: readonly Operation[]): Catalog => {
@@ -145,7 +147,7 @@ const buildCatalog = (all: readonly Operation[]): Catalog => {
       },
     };
   });
-  return { ops, tools, prompts: promptDefs(all), all };
+  return { ops, tools, prompts: promptDefs(all), validator: new AjvJsonSchemaValidator() };
 };
 
 const statusResource = {
@@ -159,26 +161,32 @@ const statusResource = {
   mimeType: 'application/json',
 };
 
-/** Makes an MCP server for a caller; the catalog is built once, on the first call. */
-export const mcpFactory = (deps: Deps, options: McpServerOptions = {}): ((caller: Caller) => Server) => {
-  let catalog: Catalog | undefined;
-  return (caller) => {
-    catalog ??= buildCatalog(options.operations ?? registry);
-    return serverFor(deps, caller, catalog);
+/** What the transports use: a server per caller, and a tool call without a server (plain HTTP calls). */
+export interface McpKit {
+  server: (caller: Caller) => Server;
+  callTool: (caller: Caller, name: string, args: unknown, extra: RequestExtra) => Promise<CallToolResult>;
+}
+
+/** Builds the catalog once (on first use) for every server and call of this service. */
+export const mcpFactory = (deps: Deps, options: McpServerOptions = {}): McpKit => {
+  let built: Catalog | undefined;
+  const catalog = () => {
+    built ??= buildCatalog(options.operations ?? registry);
+    return built;
+  };
+  return {
+    server: (caller) => serverFor(deps, caller, catalog()),
+    callTool: (caller, name, args, extra) => callTool(deps, caller, catalog(), name, args, extra),
   };
 };
 
 /** An MCP server for one caller: the caller's scopes decide which tools succeed. */
 export const createMcpServer = (deps: Deps, caller: Caller, options: McpServerOptions = {}): Server =>
-  mcpFactory(deps, options)(caller);
+  mcpFactory(deps, options).server(caller);
 
-const serverFor = (deps: Deps, caller: Caller, catalog: Catalog): Server => {
-  const server = new Server(
-    { name: 'powerplan', title: 'powerplan', version },
-    { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions },
-  );
-
-  const run = async (op: Operation, input: unknown, extra: RequestExtra) => {
+const runFor =
+  (deps: Deps, caller: Caller) =>
+  async (op: Operation, input: unknown, extra: RequestExtra): Promise<unknown> => {
     const progress = progressFor(extra);
     const { signal, release } = linkedSignal([extra.signal, deps.shutdown.signal]);
     try {
@@ -188,38 +196,61 @@ const serverFor = (deps: Deps, caller: Caller, catalog: Catalog): Server => {
     }
   };
 
-  const failure = (op: string, e: unknown): CallToolResult => {
+/** One tool call: the operation's output as text and structured content, or its problem as isError. */
+const callTool = async (
+  deps: Deps,
+  caller: Caller,
+  catalog: Catalog,
+  name: string,
+  args: unknown,
+  extra: RequestExtra,
+): Promise<CallToolResult> => {
+  const entry = catalog.ops.get(name);
+  if (!entry) return { isError: true, content: [{ type: 'text', text: `Tool ${name} not found.` }] };
+  try {
+    const output = await runFor(deps, caller)(entry.op, args ?? {}, extra);
+    return {
+      // Compact: the same JSON as structuredContent, for clients that read only text.
+      content: [{ type: 'text', text: JSON.stringify(output) }],
+      ...(entry.structured ? { structuredContent: output as Record<string, unknown> } : {}),
+    };
+  } catch (e) {
     const err = normalizeError(e);
     if (err.code === 'internal') {
       deps.log.error('unexpected error', {
-        tool: op,
+        tool: name,
         error: String(err.cause ?? e),
         stack: (err.cause as Error | undefined)?.stack,
       });
     }
     const problem = toProblem(err);
     return { isError: true, content: [{ type: 'text', text: problem.detail }], _meta: { problem } };
-  };
+  }
+};
+
+const serverFor = (deps: Deps, caller: Caller, catalog: Catalog): Server => {
+  const server = new Server(
+    { name: 'powerplan', title: 'powerplan', version },
+    {
+      capabilities: { tools: {}, resources: {}, prompts: {} },
+      instructions,
+      jsonSchemaValidator: catalog.validator,
+    },
+  );
+
+  const run = runFor(deps, caller);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog.tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const entry = catalog.ops.get(request.params.name);
-    if (!entry) {
-      return {
-        isError: true,
-        content: [{ type: 'text', text: `Tool ${request.params.name} not found.` }],
-      };
-    }
-    try {
-      const output = await run(entry.op, request.params.arguments ?? {}, extra as unknown as RequestExtra);
-      return {
-        content: [{ type: 'text', text: JSON.stringify(output, null, 2) }],
-        ...(entry.structured ? { structuredContent: output as Record<string, unknown> } : {}),
-      };
-    } catch (e) {
-      return failure(entry.op.name, e);
-    }
-  });
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(
+      deps,
+      caller,
+      catalog,
+      request.params.name,
+      request.params.arguments,
+      extra as unknown as RequestExtra,
+    ),
+  );
 
   /** One part of the status: the operation's output, its problem, or absent when not offered. */
   const part = async (name: string, input: unknown, extra: RequestExtra, pick = (o: unknown) => o) => {
