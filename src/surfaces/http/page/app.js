@@ -3,6 +3,7 @@
 // API error with the problem's detail.
 import { ApiError, api, forgetToken, getToken, onTokenNeeded, setToken } from './api.js';
 import { burstChart, sustainedChart } from './chart.js';
+import { initFleet } from './fleet.js';
 import {
   activeView,
   adviceView,
@@ -288,6 +289,7 @@ $('bench-form').addEventListener('submit', async (e) => {
 
 $('advice-workload').addEventListener('change', () => loadAdvice());
 $('advice-form').addEventListener('submit', (e) => e.preventDefault());
+$('fleet-filter').addEventListener('submit', (e) => e.preventDefault());
 
 // --- start --------------------------------------------------------------------------------------
 
@@ -299,7 +301,13 @@ const start = async () => {
   $('bench-form').hidden = !may('benchmark');
   $('bench-note').hidden = may('benchmark');
   $('bench-note').textContent = 'Running the benchmark needs a token with the benchmark scope.';
-  await Promise.all([loadPlans(), loadHolds(), loadAdvice(), loadHistory(true)]);
+  await Promise.all([
+    loadPlans(),
+    loadHolds(),
+    loadAdvice(),
+    loadHistory(true),
+    initFleet({ may, reportError }),
+  ]);
   if (!state.allows.length) {
     $('errors').append(
       h(
