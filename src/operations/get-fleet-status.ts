@@ -22,5 +22,5 @@ export const getFleetStatus = defineOperation({
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/status' },
   cli: { command: ['fleet', 'status'], format: formatFleetStatus },
-  handler: (input, ctx) => fleetFor(ctx).status(input, ctx.signal),
+  handler: (input, ctx) => fleetFor(ctx).status(input),
 });

@@ -4,6 +4,7 @@
  * outcome. Status answers are cached for a few seconds (and shared by callers asking at the same
  * moment); a plan change drops the cache of the hosts it touched. Tokens are never logged or returned.
  */
+import { setMaxListeners } from 'node:events';
 import type http from 'node:http';
 import type { Config } from '../config.ts';
 import { PowerPlanError } from '../domain/errors.ts';
@@ -79,6 +80,8 @@ export class FleetService {
   private fleet: { at: number; value: Promise<Fleet> } | undefined;
   private readonly agents = new Map<string, http.Agent>();
   private readonly statusCache = new Map<string, { at: number; value: Promise<FleetHostStatus> }>();
+  /** A signal that never aborts, for the shared status asks. */
+  private readonly idle = new AbortController().signal;
 
   constructor(config: Config, log: Logger, run: RunFn = runCommand) {
     this.config = config;
@@ -143,18 +146,19 @@ export class FleetService {
     if (hit && Date.now() - hit.at < STATUS_CACHE_MS) return hit.value;
     const value = hostStatus(t, (fn) => this.within(t, signal, fn));
     this.statusCache.set(key, { at: Date.now(), value });
-    void value.then((s) => {
-      // A cancelled ask says nothing about the host: the next caller asks again.
-      if (s.error?.title === 'Cancelled' && this.statusCache.get(key)?.value === value)
-        this.statusCache.delete(key);
-      this.log.debug('fleet host', { host: t.name, status: s.status, durationMs: s.durationMs });
-    });
+    void value.then((s) =>
+      this.log.debug('fleet host', { host: t.name, status: s.status, durationMs: s.durationMs }),
+    );
     return value;
   }
 
-  async status(sel: Selection, signal: AbortSignal): Promise<FleetStatus> {
+  /**
+   * Status answers are shared (cached, and by callers asking at the same moment), so one caller
+   * going away does not cancel them: each is bounded by the per-host timeout anyway.
+   */
+  async status(sel: Selection): Promise<FleetStatus> {
     const targets = select(await this.load(), sel);
-    const hosts = await mapLimited(targets, this.config.fleetConcurrency, (t) => this.statusOf(t, signal));
+    const hosts = await mapLimited(targets, this.config.fleetConcurrency, (t) => this.statusOf(t, this.idle));
     const count = (s: FleetHostStatus['status']) => hosts.filter((h) => h.status === s).length;
     return {
       summary: {
@@ -174,13 +178,19 @@ export class FleetService {
     signal: AbortSignal,
   ): Promise<FleetSetResult> {
     const targets = select(await this.load(), input);
+    // One listener on the caller's signal for the whole change; the hosts listen to this one.
+    const batch = new AbortController();
+    setMaxListeners(0, batch.signal);
+    const onAbort = () => batch.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
     const hosts = await mapLimited(
       targets,
       this.config.fleetConcurrency,
       async (t): Promise<FleetSetHost> => {
         const base = { name: t.name, url: t.url, tags: t.tags };
         try {
-          const r = await this.within(t, signal, (ask) =>
+          const r = await this.within(t, batch.signal, (ask) =>
             ask('/v1/plans/active', 'PUT', { plan: input.plan, dryRun: input.dryRun }),
           ).then(expect(SetPlanResult, 'plan change'));
           return {
@@ -199,7 +209,7 @@ export class FleetService {
           if (!input.dryRun) this.statusCache.delete(`${t.name}\n${t.url}`);
         }
       },
-    );
+    ).finally(() => signal.removeEventListener('abort', onAbort));
     this.log.info('fleet set', {
       plan: input.plan,
       dryRun: input.dryRun,

@@ -109,7 +109,7 @@ describe('fleet file', () => {
     );
     const t = await testDeps({ POWERPLAN_FLEET_FILE: path });
     try {
-      const s = await new FleetService(t.deps.config, silent).status({}, new AbortController().signal);
+      const s = await new FleetService(t.deps.config, silent).status({});
       assert.deepEqual(
         s.hosts.map((h) => [h.name, h.status, h.error?.title]),
         [
@@ -153,7 +153,7 @@ describe('fleet file', () => {
     );
     const t = await testDeps({ POWERPLAN_FLEET_FILE: path });
     try {
-      const s = await new FleetService(t.deps.config, silent).status({}, new AbortController().signal);
+      const s = await new FleetService(t.deps.config, silent).status({});
       assert.equal(s.hosts[0]!.status, 'error');
       assert.equal(s.hosts[0]!.error?.title, 'Redirect not followed');
       assert.equal(sawToken, `Bearer pp_${'D'.repeat(43)}`, 'the token went to its own host');
@@ -210,7 +210,7 @@ describe('fleet file', () => {
     );
     const t = await testDeps({ POWERPLAN_FLEET_FILE: path });
     try {
-      const s = await new FleetService(t.deps.config, silent).status({}, new AbortController().signal);
+      const s = await new FleetService(t.deps.config, silent).status({});
       assert.equal(s.hosts[0]!.status, 'error');
       assert.equal(s.hosts[0]!.error?.title, 'TLS verification failed');
       assert.equal(s.hosts[1]!.status, 'ok', JSON.stringify(s.hosts[1]!.error));
