@@ -87,6 +87,8 @@ export class FleetService {
     this.config = config;
     this.log = log;
     this.run = run;
+    // Every host asked at once listens to it (up to fleetConcurrency).
+    setMaxListeners(0, this.idle);
   }
 
   /** The fleet as configured, re-read when older than a few seconds. */
