@@ -8,8 +8,11 @@
 # their command-line tools, which are not in this image. Not built on the project's build machines
 # (no Docker engine there).
 
+# Base: Node.js 24 on Debian 12, the newest LTS line the CI workflow tests (supported until April
+# 2028); Node.js 20 reached end of life in April 2026 and gets no security fixes.
+
 # Stage 1: the start-up bundle (dist/, see scripts/build.mjs), built with the dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -19,14 +22,14 @@ COPY src ./src
 RUN npm run build
 
 # Stage 2: production dependencies only.
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # Stage 3: the runtime, as the unprivileged `node` user. The sources come with the bundle (the
 # status page is read from src/, and without a current bundle the command runs the sources).
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     POWERPLAN_HOST=0.0.0.0 \

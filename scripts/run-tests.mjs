@@ -19,7 +19,7 @@ const walk = (dir) =>
 
 const filters = process.argv.slice(2);
 const files = walk('test')
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.replaceAll('\\', '/').includes(x)))
   .sort();
 if (files.length === 0) {
   console.error('no test files found');

@@ -2,7 +2,7 @@
  * Test helpers: fresh dependencies over a temporary state directory, the CLI as a child process,
  * and a real `powerplan serve` on a free loopback port.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -113,3 +113,34 @@ export const startServer = (env: Record<string, string>, extraArgs: string[] = [
       reject(new Error(`server exited with ${code}: ${out}${err}`));
     });
   });
+
+/**
+ * A self-signed certificate for localhost and 127.0.0.1 (one day), made with openssl in `dir`;
+ * throws when openssl is missing.
+ */
+export const makeTestCertificate = (dir: string): { cert: string; key: string } => {
+  const key = join(dir, 'key.pem');
+  const cert = join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  return { cert, key };
+};

@@ -1,11 +1,12 @@
 /**
- * The exact ways to apply a recommendation: the REST call, the CLI command, and the native command
- * of the owner (powercfg and PowerShell, tuned-adm, powerprofilesctl, sysfs). Commands are built
- * only from plan ids the system reported (checked against a strict pattern), never from free text.
+ * The exact ways to apply a recommendation: the REST call and the CLI command (both from
+ * set_power_plan's bindings), and the native command of the owner (powercfg and PowerShell,
+ * tuned-adm, powerprofilesctl, sysfs). Commands are built only from plan ids the system reported
+ * (checked against a strict pattern), never from free text.
  */
 import type { AdviceAction, RecommendedPlan } from '../domain/advice.ts';
 import type { BackendName, Owner } from '../domain/schemas.ts';
-import { SCHEME } from '../platform/windows/well-known.ts';
+import { setPlanRoute } from '../domain/set-plan-route.ts';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Profile and governor ids as tuned, PPD and sysfs name them (`powersave:balance_performance`). */
@@ -17,30 +18,34 @@ export interface ActionContext {
   policyManaged: boolean;
 }
 
-const rest = (body: Record<string, unknown>, description: string): AdviceAction => ({
-  via: 'rest',
-  description,
-  command: `PUT /v1/plans/active ${JSON.stringify(body)}`,
-  request: { method: 'PUT', path: '/v1/plans/active', body },
+const { http, cli } = setPlanRoute;
+/** The input field that names the plan (the REST body's key, the CLI's positional argument). */
+const PLAN = cli.positional[0]!;
+
+const rest = (planId: string, description: string, create = false): AdviceAction => {
+  const body = { [PLAN]: planId, ...(create ? { create: true } : {}) };
+  return {
+    via: 'rest',
+    description,
+    command: `${http.method} ${http.path} ${JSON.stringify(body)}`,
+    request: { method: http.method, path: http.path, body },
+  };
+};
+
+const cliSet = (planId: string, create = false): AdviceAction => ({
+  via: 'cli',
+  description: 'The same from the command line.',
+  command: ['powerplan', ...cli.command, planId, ...(create ? ['--create'] : [])].join(' '),
 });
 
 const windowsActions = (target: RecommendedPlan, policyManaged: boolean): AdviceAction[] => {
   if (!GUID.test(target.id)) return [];
   if (!target.installed) {
-    // Only the well-known kinds can be created; the copy gets a new GUID unless one is given.
-    const template =
-      target.kind === 'ultimate-performance' ? SCHEME.ultimateTemplate : SCHEME.highPerformance;
-    const alias = target.kind === 'ultimate-performance' ? 'ultimate-performance' : 'high-performance';
+    // A plan to create is named by its template's GUID; set_power_plan creates it from its kind.
+    const template = target.id;
     return [
-      rest(
-        { plan: alias, create: true },
-        `Create the ${target.name} plan from its template and make it active.`,
-      ),
-      {
-        via: 'cli',
-        description: 'The same from the command line.',
-        command: `powerplan set ${alias} --create`,
-      },
+      rest(target.kind, `Create the ${target.name} plan from its template and make it active.`, true),
+      cliSet(target.kind, true),
       {
         via: 'powercfg',
         description:
@@ -55,8 +60,8 @@ const windowsActions = (target: RecommendedPlan, policyManaged: boolean): Advice
     ];
   }
   const actions: AdviceAction[] = [
-    rest({ plan: target.id }, `Make ${target.name} the active plan.`),
-    { via: 'cli', description: 'The same from the command line.', command: `powerplan set ${target.id}` },
+    rest(target.id, `Make ${target.name} the active plan.`),
+    cliSet(target.id),
     {
       via: 'powercfg',
       description: 'Native command (elevated prompt).',
@@ -116,11 +121,8 @@ export const actionsFor = (target: RecommendedPlan, ctx: ActionContext): AdviceA
   if (target.active) return [];
   if (ctx.backend === 'windows' || ctx.backend === 'simulated')
     return windowsActions(target, ctx.policyManaged);
-  if (!LINUX_ID.test(target.id)) return [rest({ plan: target.id }, `Make ${target.name} the active plan.`)];
+  const apply = rest(target.id, `Make ${target.name} the active plan.`);
+  if (!LINUX_ID.test(target.id)) return [apply];
   const native = linuxNative(target, ctx.owner);
-  return [
-    rest({ plan: target.id }, `Make ${target.name} the active plan.`),
-    { via: 'cli', description: 'The same from the command line.', command: `powerplan set ${target.id}` },
-    ...(native ? [native] : []),
-  ];
+  return [apply, cliSet(target.id), ...(native ? [native] : [])];
 };

@@ -5,6 +5,7 @@
  */
 import type { AdviceReason } from '../domain/advice.ts';
 import type { ActivePlan } from '../domain/schemas.ts';
+import { fact } from './verdict.ts';
 
 /** How the active plan treats an idle CPU that gets work. */
 export type Posture = 'performance' | 'balanced' | 'power-saving' | 'unknown';
@@ -16,11 +17,6 @@ export interface SettingsReading {
   /** True when the reading is beyond doubt (a pinned minimum clock, a 100% minimum state). */
   decisive: boolean;
 }
-
-const fact = (name: string, value: string | number | boolean | null, text: string): AdviceReason => ({
-  text,
-  fact: { name, value },
-});
 
 /**
  * Only the drivers that choose the clock themselves (intel_pstate and amd-pstate-epp in active

@@ -4,6 +4,7 @@
  * never rename them. Schemas carrying `.meta({ id })` become named components in OpenAPI.
  */
 import { z } from 'zod';
+import { Note } from './notes.ts';
 
 export const planKinds = [
   'ultimate-performance',
@@ -16,6 +17,13 @@ export const PlanKind = z
   .enum(planKinds)
   .meta({ id: 'PlanKind', description: 'What the plan does, independent of its (possibly localized) name.' });
 export type PlanKind = z.infer<typeof PlanKind>;
+
+/** A plan a backend can create when it is missing, named by the template it is created from. */
+export interface PlanTemplate {
+  id: string;
+  name: string;
+  kind: PlanKind;
+}
 
 export const KindSource = z
   .enum(['well-known-id', 'personality', 'settings', 'profile-name', 'default'])
@@ -188,7 +196,14 @@ export const ActivePlan = z
       .string()
       .optional()
       .describe('Why the plan cannot be changed, and what to do about it.'),
-    warnings: z.array(z.string()).optional().describe('Things the caller should know about this answer.'),
+    notes: z
+      .array(Note)
+      .optional()
+      .describe('Things the caller should know about this answer, each with a stable code to match on.'),
+    warnings: z
+      .array(z.string())
+      .optional()
+      .describe('The texts of `notes`, in the same order (kept for clients that read only the text).'),
     desired: DesiredSummary.optional().describe(
       'Present when a desired plan is set (see get_desired_state).',
     ),

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { PowerPlanError } from '../domain/errors.ts';
 import { type Plan, SetPlanResult } from '../domain/schemas.ts';
+import { setPlanRoute } from '../domain/set-plan-route.ts';
 import { audit } from '../lib/audit.ts';
 import type { CreatableKind } from '../platform/backend.ts';
 import { isKind, resolvePlan } from '../platform/resolve.ts';
@@ -94,10 +95,9 @@ export const setPowerPlan = defineOperation({
   output: SetPlanResult,
   annotations: { readOnly: false, destructive: true, idempotent: true },
   scope: 'control',
-  http: { method: 'PUT', path: '/v1/plans/active' },
+  http: setPlanRoute.http,
   cli: {
-    command: ['set'],
-    positional: ['plan'],
+    ...setPlanRoute.cli,
     format: (r) => {
       const verb = r.dryRun
         ? r.changed

@@ -9,6 +9,7 @@ import type {
   Capabilities,
   Plan,
   PlanKind,
+  PlanTemplate,
   PowerSource,
   Virtualization,
 } from '../domain/schemas.ts';
@@ -36,6 +37,8 @@ export interface PowerBackend {
   setActive(planId: string): Promise<void>;
   /** Create a missing well-known plan and return it (not activated). Only when capabilities.createPlan. */
   createPlan?(kind: CreatableKind): Promise<Plan>;
+  /** The plans `createPlan` makes, each named by its template (what advice offers to create). */
+  templates?(): PlanTemplate[];
   facts(): Promise<BackendFacts>;
   /** Extra plan-id aliases this backend accepts (e.g. powercfg's SCHEME_MIN), mapped to plan ids. */
   aliases?(): Record<string, string>;

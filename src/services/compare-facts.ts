@@ -4,7 +4,7 @@
  * that the rules themselves stay pure.
  */
 
-import type { SystemFacts } from '../advice/recommend.ts';
+import type { SystemFacts } from '../advice/input.ts';
 import type { Fingerprint } from '../bench/service.ts';
 import type { ActivePlan, Plan } from '../domain/schemas.ts';
 import type { PowerBackend } from '../platform/backend.ts';
@@ -30,6 +30,7 @@ export const gatherFacts = async (backend: PowerBackend): Promise<AdviceFacts> =
       virtualization: facts.virtualization,
       powerSource: facts.powerSource,
       capabilities,
+      templates: capabilities.createPlan ? (backend.templates?.() ?? []) : [],
     },
   };
 };

@@ -5,6 +5,7 @@ import type { BenchmarkService } from '../../src/bench/service.ts';
 import { Recommendation } from '../../src/domain/advice.ts';
 import type { BenchmarkResult } from '../../src/domain/benchmark.ts';
 import type { PowerPlanError } from '../../src/domain/errors.ts';
+import { SetPlanResult } from '../../src/domain/schemas.ts';
 import { localCaller } from '../../src/domain/scopes.ts';
 import { operationByName } from '../../src/operations/index.ts';
 import { runOperation } from '../../src/operations/run.ts';
@@ -100,6 +101,32 @@ describe('get_recommendation', () => {
     assert.equal(r.changeRecommended, false, 'Balanced is already right for saving energy');
     const bad = await createApp(t.deps).request('/v1/recommendation?workload=gaming');
     assert.equal(bad.status, 400);
+  });
+
+  it('the REST and CLI actions of the advice work as given (dry run), also for a plan to create', async () => {
+    t = await testDeps({}, { bench: fakeBench([]).bench });
+    const app = createApp(t.deps);
+    for (const workload of ['database', 'latency'] as const) {
+      const r = Recommendation.parse(await runOperation(op, { workload, benchmark: 'none' }, ctx()));
+      assert.equal(r.changeRecommended, true, workload);
+      const rest = r.actions.find((a) => a.via === 'rest')!.request!;
+      const res = await app.request(rest.path, {
+        method: rest.method,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...rest.body, dryRun: true }),
+      });
+      assert.equal(res.status, 200, workload);
+      const viaRest = SetPlanResult.parse(await res.json());
+      assert.equal(viaRest.changed, true, workload);
+      assert.equal(viaRest.after.kind, r.recommended?.kind, workload);
+
+      const [program, ...args] = r.actions.find((a) => a.via === 'cli')!.command.split(' ');
+      assert.equal(program, 'powerplan');
+      const viaCli = await runCli([...args, '--dry-run', '--json'], t.env);
+      assert.equal(viaCli.code, 0, viaCli.stderr);
+      assert.deepEqual(SetPlanResult.parse(JSON.parse(viaCli.stdout)), viaRest, workload);
+    }
+    assert.equal((await t.deps.backend.getActive()).plan?.id, SCHEME.balanced, 'dry runs changed nothing');
   });
 
   it('CLI: powerplan recommend prints the advice; --json the REST shape', async () => {

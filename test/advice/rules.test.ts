@@ -1,13 +1,19 @@
 /** The advice rule table: one scenario per situation users meet, with the advice and reasons expected. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type AdviceInput, recommend } from '../../src/advice/recommend.ts';
+import type { AdviceInput } from '../../src/advice/input.ts';
+import { recommend } from '../../src/advice/recommend.ts';
 import { Recommendation } from '../../src/domain/advice.ts';
 import { emptyProcessorSettings, type Plan } from '../../src/domain/schemas.ts';
+import { operationByName } from '../../src/operations/index.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { activeOf, plansWith, win, windowsInput, windowsSettings } from './scenarios.ts';
 
 const stock = [win.balanced, win.high, win.saver];
+
+/** set_power_plan's own bindings: the actions must follow them, whatever they become. */
+const setPlan = operationByName('set_power_plan')!;
+const cliSet = (...args: string[]) => ['powerplan', ...setPlan.cli.command, ...args].join(' ');
 
 const linuxInput = (
   planDefs: Omit<Plan, 'active'>[],
@@ -26,6 +32,7 @@ const linuxInput = (
       virtualization: extra.vm ? { detected: true, kind: extra.vm } : { detected: false, kind: null },
       powerSource: 'ac',
       capabilities: { listPlans: true, setPlan: true, createPlan: false, processorSettings: true },
+      templates: [],
     },
     plans,
     active: activeOf(plans, extra.processor ?? emptyProcessorSettings(), { owner: 'sysfs', ...extra.active }),
@@ -52,13 +59,17 @@ describe('advice rules', () => {
     assert.equal(r.confidence, 'medium', 'rules only: not measured');
     assert.equal(r.basis.kind, 'rules');
     assert.ok(commands(r).includes(`powercfg /setactive ${SCHEME.highPerformance}`));
-    assert.ok(commands(r).includes(`powerplan set ${SCHEME.highPerformance}`));
+    assert.ok(commands(r).includes(cliSet(SCHEME.highPerformance)));
     const restCall = r.actions.find((a) => a.via === 'rest');
     assert.deepEqual(restCall?.request, {
-      method: 'PUT',
-      path: '/v1/plans/active',
+      method: setPlan.http.method,
+      path: setPlan.http.path,
       body: { plan: SCHEME.highPerformance },
     });
+    assert.equal(
+      restCall?.command,
+      `${setPlan.http.method} ${setPlan.http.path} {"plan":"${SCHEME.highPerformance}"}`,
+    );
     assert.ok(r.actions.some((a) => a.via === 'powershell'));
     assert.ok(caveatKinds(r).includes('power-heat'));
     assert.ok(caveatKinds(r).includes('battery'));
@@ -238,10 +249,12 @@ describe('advice rules', () => {
       { id: 'balanced', name: 'balanced', kind: 'balanced' as const, builtin: true },
       { id: 'power-saver', name: 'power-saver', kind: 'power-saver' as const, builtin: true },
     ];
-    const warning =
-      'power-profiles-daemon offers no performance profile here (placeholder driver: no CPU or platform driver it can steer).';
+    const note = {
+      code: 'no-performance-profile' as const,
+      text: 'power-profiles-daemon offers no performance profile here (placeholder driver: no CPU or platform driver it can steer).',
+    };
     const r = advise(
-      linuxInput(plans, 'balanced', { active: { owner: 'power-profiles-daemon', warnings: [warning] } }),
+      linuxInput(plans, 'balanced', { active: { owner: 'power-profiles-daemon', notes: [note] } }),
     );
     assert.equal(r.changeRecommended, false);
     assert.equal(r.recommended?.id, 'balanced', 'never a plan that does not exist');
@@ -251,6 +264,46 @@ describe('advice rules', () => {
     assert.match(missing!.text, /placeholder driver/);
     assert.ok(caveatKinds(r).includes('firmware'));
     assert.deepEqual(r.actions, []);
+  });
+
+  it("the advice reads a note's code, not its wording", () => {
+    const plans = [
+      { id: 'balanced', name: 'balanced', kind: 'balanced' as const, builtin: true },
+      { id: 'power-saver', name: 'power-saver', kind: 'power-saver' as const, builtin: true },
+    ];
+    const withNote = (code: 'no-performance-profile' | 'profile-degraded', text: string) =>
+      advise(
+        linuxInput(plans, 'balanced', {
+          active: { owner: 'power-profiles-daemon', notes: [{ code, text }] },
+        }),
+      );
+    const reworded = withNote('no-performance-profile', 'Kein Leistungsprofil verfügbar.');
+    assert.equal(reasonWith(reworded, 'performancePlanAvailable')?.text, 'Kein Leistungsprofil verfügbar.');
+    const other = withNote('profile-degraded', 'The performance profile is degraded (hot).');
+    assert.match(
+      reasonWith(other, 'performancePlanAvailable')!.text,
+      /^no performance plan exists here and this system cannot create one/,
+      'a note about something else is not taken for the reason',
+    );
+  });
+
+  it('a plan to create comes from the templates the backend announces, by kind', () => {
+    const none = windowsInput([win.balanced], SCHEME.balanced, windowsSettings.balanced());
+    none.system.templates = [];
+    const r = advise(none);
+    assert.equal(r.changeRecommended, false, 'nothing to create, so nothing is offered');
+    assert.match(r.summary, /^Nothing this service can change/);
+    const onlyHigh = windowsInput([win.balanced], SCHEME.balanced, windowsSettings.balanced(), {
+      workload: 'latency',
+    });
+    onlyHigh.system.templates = [
+      { id: SCHEME.highPerformance, name: 'High performance', kind: 'high-performance' },
+    ];
+    const latency = advise(onlyHigh);
+    assert.equal(latency.recommended?.installed, false);
+    assert.equal(latency.recommended?.kind, 'high-performance', 'the next kind the workload accepts');
+    assert.equal(latency.recommended?.id, SCHEME.highPerformance);
+    assert.ok(commands(latency).includes(cliSet('high-performance', '--create')));
   });
 
   it('energy-saving workload: from High performance to Balanced; Balanced stays', () => {
@@ -281,7 +334,8 @@ describe('advice rules', () => {
     assert.ok(commands(r).includes(`powercfg /duplicatescheme ${SCHEME.highPerformance}`));
     const rest = r.actions.find((a) => a.via === 'rest');
     assert.deepEqual(rest?.request?.body, { plan: 'high-performance', create: true });
-    assert.ok(commands(r).includes('powerplan set high-performance --create'));
+    assert.ok(commands(r).includes(cliSet('high-performance', '--create')));
+    assert.equal(rest?.request?.path, setPlan.http.path);
   });
 
   it('latency workload without Ultimate installed: create it from the template', () => {
@@ -296,6 +350,36 @@ describe('advice rules', () => {
         (a) => a.via === 'powershell' && a.command.includes(`/duplicatescheme ${SCHEME.ultimateTemplate} $g`),
       ),
     );
+  });
+
+  it("the REST and CLI actions are set_power_plan's: its method and path, valid input, its command words", () => {
+    const cases = [
+      advise(windowsInput(stock, SCHEME.balanced, windowsSettings.balanced())),
+      advise(
+        windowsInput([win.balanced], SCHEME.balanced, windowsSettings.balanced(), { workload: 'latency' }),
+      ),
+      advise(
+        linuxInput(
+          [
+            { id: 'performance', name: 'performance', kind: 'high-performance', builtin: true },
+            { id: 'powersave', name: 'powersave', kind: 'power-saver', builtin: true },
+          ],
+          'powersave',
+          { active: { owner: 'tuned' } },
+        ),
+      ),
+    ];
+    for (const r of cases) {
+      const rest = r.actions.find((a) => a.via === 'rest');
+      assert.equal(rest?.request?.method, setPlan.http.method);
+      assert.equal(rest?.request?.path, setPlan.http.path);
+      const input = setPlan.input.parse(rest?.request?.body);
+      const cli = r.actions.find((a) => a.via === 'cli')?.command.split(' ') ?? [];
+      const words = setPlan.cli.command.length;
+      assert.deepEqual(cli.slice(0, 1 + words), ['powerplan', ...setPlan.cli.command]);
+      assert.equal(cli[1 + words], input[setPlan.cli.positional![0]!], 'the same plan as the REST body');
+      assert.equal(cli.includes('--create'), input.create === true);
+    }
   });
 
   it('a maximum state below 100% or boost off is power-saving, whatever the plan is called', () => {

@@ -2,7 +2,7 @@
  * Building blocks for the advice rule tests: Windows and Linux systems as the backends report
  * them, and synthetic benchmark results with a chosen burst penalty.
  */
-import type { AdviceInput } from '../../src/advice/recommend.ts';
+import type { AdviceInput } from '../../src/advice/input.ts';
 import type { BenchmarkResult, Stats } from '../../src/domain/benchmark.ts';
 import {
   type ActivePlan,
@@ -10,7 +10,7 @@ import {
   type Plan,
   type ProcessorSettings,
 } from '../../src/domain/schemas.ts';
-import { SCHEME } from '../../src/platform/windows/well-known.ts';
+import { planTemplates, SCHEME } from '../../src/platform/windows/well-known.ts';
 
 const both = (v: number) => ({ ac: v, dc: v });
 
@@ -78,6 +78,7 @@ export const windowsInput = (
       virtualization: { detected: false, kind: null },
       powerSource: 'ac',
       capabilities: { listPlans: true, setPlan: true, createPlan: true, processorSettings: true },
+      templates: planTemplates(),
     },
     plans,
     active: activeOf(plans, processor, activeExtra),

@@ -6,6 +6,9 @@
 //          profiles: [{ name, cpuDriver, platformDriver, degraded }], busy: false,
 //          action: "org.freedesktop.UPower.PowerProfiles.switch-profile" }
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { answerSlowly, logRun } from './run-log.mjs';
+
+logRun('powerprofilesctl');
 
 const statePath = process.env.PPD_EMU_STATE;
 if (!statePath) {
@@ -15,6 +18,7 @@ if (!statePath) {
 const args = process.argv.slice(2);
 appendFileSync(process.env.PPD_EMU_LOG ?? `${statePath}.argv.jsonl`, `${JSON.stringify(args)}\n`);
 const state = JSON.parse(readFileSync(statePath, 'utf8'));
+answerSlowly(state);
 const out = (s) => process.stdout.write(s);
 const fail = (detail) => {
   // The prefix and the GError text are as captured in canonical/checkbox#1656 and

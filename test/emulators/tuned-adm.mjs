@@ -5,6 +5,9 @@
 // State: { daemon: "running" | "stopped", authorized: true, active: "name" | null,
 //          profiles: [{ name, description }], recommend: "name" }
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { answerSlowly, logRun } from './run-log.mjs';
+
+logRun('tuned-adm');
 
 const statePath = process.env.TUNED_ADM_EMU_STATE;
 if (!statePath) {
@@ -14,6 +17,7 @@ if (!statePath) {
 const args = process.argv.slice(2);
 appendFileSync(process.env.TUNED_ADM_EMU_LOG ?? `${statePath}.argv.jsonl`, `${JSON.stringify(args)}\n`);
 const state = JSON.parse(readFileSync(statePath, 'utf8'));
+answerSlowly(state);
 const out = (s) => process.stdout.write(s);
 const err = (s) => process.stderr.write(s);
 const running = state.daemon !== 'stopped';

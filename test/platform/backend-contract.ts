@@ -44,6 +44,11 @@ export const backendContract = (
         const marked = plans.filter((p) => p.active);
         assert.ok(marked.length <= 1, 'at most one plan is marked active');
         if (marked.length === 1) assert.equal(active.plan?.id, marked[0]!.id);
+        assert.deepEqual(
+          active.warnings,
+          active.notes?.map((n) => n.text),
+          'warnings are the notes in words',
+        );
         const facts = await b.facts();
         assert.equal(typeof facts.virtualization.detected, 'boolean');
       }));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -40,8 +40,34 @@ describe('simulated backend', () => {
     await cleanup();
   });
 
+  it('seeded as policy-managed: the active plan carries the policy-managed note', async () => {
+    const { dir, backend, cleanup } = await fresh();
+    await backend.setActive(SCHEME.balanced);
+    const path = join(dir, 'simulated-backend.json');
+    await writeFile(
+      path,
+      JSON.stringify({ ...JSON.parse(await readFile(path, 'utf8')), policyManaged: true }),
+    );
+    const active = await backend.getActive();
+    assert.equal(active.owner, 'group-policy');
+    assert.deepEqual(
+      active.notes?.map((n) => n.code),
+      ['policy-managed'],
+    );
+    assert.match(active.warnings?.[0] ?? '', /group policy/);
+    await cleanup();
+  });
+
   it('creates Ultimate Performance with a new id', async () => {
     const { backend, cleanup } = await fresh();
+    assert.deepEqual(
+      backend.templates!().map((t) => [t.kind, t.id]),
+      [
+        ['ultimate-performance', SCHEME.ultimateTemplate],
+        ['high-performance', SCHEME.highPerformance],
+      ],
+      'it announces what it can create, named by the template',
+    );
     const created = await backend.createPlan!('ultimate-performance');
     assert.equal(created.kind, 'ultimate-performance');
     assert.notEqual(created.id, SCHEME.ultimateTemplate);

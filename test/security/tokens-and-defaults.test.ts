@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -10,7 +9,7 @@ import { createLogger } from '../../src/lib/log.ts';
 import { createToken, parseScopes, revokeToken } from '../../src/lib/tokens.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { installHttpSecurity, loadHttpSecurity } from '../../src/surfaces/http/security.ts';
-import { runCli, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { makeTestCertificate, runCli, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import { bearer, type SecureHarness, secureHarness, strangerToken } from './harness.ts';
 
 const silent = createLogger('silent');
@@ -262,28 +261,10 @@ describe('safe defaults', () => {
   it('serves HTTPS with POWERPLAN_TLS_CERT / POWERPLAN_TLS_KEY', async (ctx) => {
     const dir = await mkdtemp(join(tmpdir(), 'powerplan-tls-'));
     try {
-      const key = join(dir, 'key.pem');
-      const cert = join(dir, 'cert.pem');
+      let cert: string;
+      let key: string;
       try {
-        execFileSync(
-          'openssl',
-          [
-            'req',
-            '-x509',
-            '-newkey',
-            'rsa:2048',
-            '-nodes',
-            '-keyout',
-            key,
-            '-out',
-            cert,
-            '-days',
-            '1',
-            '-subj',
-            '/CN=localhost',
-          ],
-          { stdio: 'ignore' },
-        );
+        ({ cert, key } = makeTestCertificate(dir));
       } catch {
         ctx.skip('openssl is not available to make a test certificate');
         return;

@@ -1,6 +1,7 @@
 # PowerPlan: PowerShell commands for the powerplan service's REST API, one or many servers at a time.
-# Built only on Invoke-RestMethod; every command writes objects with a PowerPlan.* type name.
-# Not run on the machines that build powerplan (they have no PowerShell): see README.md.
+# Built only on Invoke-WebRequest; every command writes objects with a PowerPlan.* type name.
+# Keeps to what Windows PowerShell 5.1 understands (a test parses it and rejects 7-only syntax);
+# tested with Pester under PowerShell 7 on Linux and, in CI, under 5.1 and 7 on Windows.
 
 Set-StrictMode -Version 3.0
 
@@ -14,45 +15,100 @@ function ConvertTo-PlainToken {
     return [string]$Token
 }
 
+function Get-PowerPlanErrorCategory {
+    # The PowerShell error category for an HTTP status of the service (0: no answer at all).
+    param([int]$Status)
+    switch ($Status) {
+        0 { return [System.Management.Automation.ErrorCategory]::ConnectionError }
+        400 { return [System.Management.Automation.ErrorCategory]::InvalidArgument }
+        401 { return [System.Management.Automation.ErrorCategory]::AuthenticationError }
+        403 { return [System.Management.Automation.ErrorCategory]::PermissionDenied }
+        404 { return [System.Management.Automation.ErrorCategory]::ObjectNotFound }
+        409 { return [System.Management.Automation.ErrorCategory]::ResourceBusy }
+        415 { return [System.Management.Automation.ErrorCategory]::InvalidArgument }
+        422 { return [System.Management.Automation.ErrorCategory]::InvalidArgument }
+        429 { return [System.Management.Automation.ErrorCategory]::LimitsExceeded }
+        503 { return [System.Management.Automation.ErrorCategory]::ResourceUnavailable }
+        504 { return [System.Management.Automation.ErrorCategory]::OperationTimeout }
+    }
+    return [System.Management.Automation.ErrorCategory]::NotSpecified
+}
+
 function Invoke-PowerPlanApi {
-    # One REST call; turns the service's problem+json answer into an error that says what to do.
+    # One REST call. Bodies go out and answers are read as UTF-8 bytes (Windows PowerShell 5.1 would
+    # send and read strings as ISO-8859-1, mangling plan names such as "Höchstleistung"). A failure
+    # is a terminating error: its message carries the service's problem+json detail, its error id is
+    # PowerPlan.<code>, and the problem itself is in the exception's Problem property.
+    [CmdletBinding()]
     param(
-        [Parameter(Mandatory)][string]$ComputerName,
-        [Parameter(Mandatory)][int]$Port,
-        [Parameter(Mandatory)][ValidateSet('GET', 'PUT', 'POST')][string]$Method,
-        [Parameter(Mandatory)][string]$Path,
+        [Parameter(Mandatory = $true)][string]$ComputerName,
+        [Parameter(Mandatory = $true)][int]$Port,
+        [Parameter(Mandatory = $true)][ValidateSet('GET', 'PUT', 'POST')][string]$Method,
+        [Parameter(Mandatory = $true)][string]$Path,
         [hashtable]$Body,
         [object]$Token,
         [switch]$UseSsl,
         [int]$TimeoutSec = 30
     )
-    $scheme = if ($UseSsl) { 'https' } else { 'http' }
+    $scheme = 'http'
+    if ($UseSsl) {
+        $scheme = 'https'
+        if ($PSVersionTable.PSEdition -ne 'Core') {
+            # Windows PowerShell 5.1 on older .NET Framework settings offers only SSL 3 / TLS 1.0.
+            [System.Net.ServicePointManager]::SecurityProtocol = [System.Net.ServicePointManager]::SecurityProtocol -bor [System.Net.SecurityProtocolType]::Tls12
+        }
+    }
     $request = @{
-        Uri         = "${scheme}://${ComputerName}:${Port}${Path}"
-        Method      = $Method
-        Headers     = @{ Accept = 'application/json' }
-        TimeoutSec  = $TimeoutSec
-        ErrorAction = 'Stop'
+        Uri             = "${scheme}://${ComputerName}:${Port}${Path}"
+        Method          = $Method
+        Headers         = @{ Accept = 'application/json' }
+        TimeoutSec      = $TimeoutSec
+        UseBasicParsing = $true
+        ErrorAction     = 'Stop'
     }
     $plain = ConvertTo-PlainToken $Token
     if ($plain) { $request.Headers.Authorization = "Bearer $plain" }
     if ($PSBoundParameters.ContainsKey('Body')) {
-        $request.Body = $Body | ConvertTo-Json -Compress -Depth 5
-        $request.ContentType = 'application/json'
+        $request.Body = [System.Text.Encoding]::UTF8.GetBytes(($Body | ConvertTo-Json -Compress -Depth 5))
+        $request.ContentType = 'application/json; charset=utf-8'
     }
     try {
-        Invoke-RestMethod @request
+        $response = Invoke-WebRequest @request
     }
     catch {
+        $failure = $_
+        $status = 0
+        if ($failure.Exception.PSObject.Properties['Response'] -and $failure.Exception.Response) {
+            $status = [int]$failure.Exception.Response.StatusCode
+        }
         $problem = $null
-        if ($_.ErrorDetails -and $_.ErrorDetails.Message) {
-            try { $problem = $_.ErrorDetails.Message | ConvertFrom-Json } catch { $problem = $null }
+        if ($failure.ErrorDetails -and $failure.ErrorDetails.Message) {
+            try { $problem = $failure.ErrorDetails.Message | ConvertFrom-Json } catch { $problem = $null }
         }
+        $code = 'http_error'
         if ($problem -and $problem.PSObject.Properties['detail']) {
-            throw "${ComputerName}: $($problem.title) ($($problem.status) $($problem.code)): $($problem.detail)"
+            if ($problem.PSObject.Properties['code']) { $code = $problem.code }
+            $message = "${ComputerName}: $($problem.title) ($($problem.status) $code): $($problem.detail)"
         }
-        throw "${ComputerName}: $($_.Exception.Message)"
+        else {
+            if ($status -eq 0) { $code = 'connection_failed' }
+            # The innermost exception says why (an untrusted certificate, a refused connection).
+            $why = $failure.Exception.Message
+            $base = $failure.Exception.GetBaseException().Message
+            if ($base -and $base -ne $why) { $why = "$why $base" }
+            if ($UseSsl -and $why -match 'certificate|SSL|TLS|trust') {
+                $why += " Trust the service's certificate on this computer (Get-Help Get-PowerPlanStatus -Parameter UseSsl)."
+            }
+            $message = "${ComputerName}: $why"
+        }
+        $exception = New-Object System.InvalidOperationException -ArgumentList $message, $failure.Exception
+        Add-Member -InputObject $exception -MemberType NoteProperty -Name Problem -Value $problem
+        $record = New-Object System.Management.Automation.ErrorRecord -ArgumentList $exception, "PowerPlan.$code", (Get-PowerPlanErrorCategory $status), $ComputerName
+        $record.ErrorDetails = New-Object System.Management.Automation.ErrorDetails -ArgumentList $message
+        $PSCmdlet.ThrowTerminatingError($record)
     }
+    $text = [System.Text.Encoding]::UTF8.GetString($response.RawContentStream.ToArray())
+    if ($text) { $text | ConvertFrom-Json }
 }
 
 function Get-PowerPlanStatus {
@@ -75,7 +131,13 @@ function Get-PowerPlanStatus {
     Bearer token (SecureString or string), needed when the service has a token file.
 
     .PARAMETER UseSsl
-    Use https (the service is started with POWERPLAN_TLS_CERT and POWERPLAN_TLS_KEY).
+    Use https (the service is started with POWERPLAN_TLS_CERT and POWERPLAN_TLS_KEY). The service's
+    certificate must be trusted by this computer, like any https site's: on Windows import it (or
+    the CA that issued it) into Trusted Root Certification Authorities, e.g.
+    Import-Certificate -FilePath powerplan.crt -CertStoreLocation Cert:\LocalMachine\Root, or deploy
+    it by group policy; on Linux add it to the system's CA store (update-ca-certificates). The name
+    given as -ComputerName must be one the certificate is issued for. There is no switch to skip
+    the check.
 
     .EXAMPLE
     Get-PowerPlanStatus -ComputerName sql01, sql02 -Token $token
@@ -145,7 +207,7 @@ function Set-PowerPlan {
     Bearer token with the control scope (SecureString or string).
 
     .PARAMETER UseSsl
-    Use https.
+    Use https; the service's certificate must be trusted here (see Get-Help Get-PowerPlanStatus -Parameter UseSsl).
 
     .EXAMPLE
     Set-PowerPlan -Plan high-performance -ComputerName sql01, sql02 -Token $token -WhatIf
@@ -225,7 +287,7 @@ function Invoke-PowerPlanBenchmark {
     Bearer token with the benchmark scope (SecureString or string).
 
     .PARAMETER UseSsl
-    Use https.
+    Use https; the service's certificate must be trusted here (see Get-Help Get-PowerPlanStatus -Parameter UseSsl).
 
     .EXAMPLE
     Invoke-PowerPlanBenchmark -ComputerName sql01 -Token $token | Format-List
@@ -287,7 +349,7 @@ function Get-PowerPlanRecommendation {
     Bearer token with the read scope (SecureString or string).
 
     .PARAMETER UseSsl
-    Use https.
+    Use https; the service's certificate must be trusted here (see Get-Help Get-PowerPlanStatus -Parameter UseSsl).
 
     .EXAMPLE
     Get-PowerPlanRecommendation -ComputerName sql01, sql02 -Token $token | Where-Object ChangeRecommended

@@ -2,12 +2,16 @@
  * The Linux PowerBackend: finds who owns the CPU power policy (tuned, then power-profiles-daemon or
  * a compatible daemon, then plain cpufreq sysfs, or nobody: hypervisor / firmware), answers with
  * that owner's plans and changes them through it. Processor settings always come from sysfs, which
- * is what is in force whoever wrote it. Every call looks afresh: owners start and stop.
+ * is what is in force whoever wrote it. Every call looks afresh (owners start and stop), except that
+ * the daemons' tools are asked through a short shared cache: concurrent requests share one
+ * `tuned-adm` / `powerprofilesctl` run, and a change clears it (like the Windows backend's reads).
  */
 import { PowerPlanError } from '../../domain/errors.ts';
+import { type Note, noteFields } from '../../domain/notes.ts';
 import type { ActivePlan, Capabilities } from '../../domain/schemas.ts';
 import { type RunFn, runCommand } from '../../lib/run-command.ts';
 import type { BackendFacts, PowerBackend } from '../backend.ts';
+import { ReadCache } from '../read-cache.ts';
 import type { Commands, Runner } from './commands.ts';
 import type { OwnerView } from './owner-view.ts';
 import { probePpd } from './ppd.ts';
@@ -33,13 +37,19 @@ export interface LinuxBackendOptions {
   uid?: number;
   /** Files whose presence means "in a container". Default /.dockerenv (docker), /run/.containerenv (podman). */
   containerMarkers?: { path: string; kind: string }[];
+  /**
+   * How long an answer of tuned-adm / powerprofilesctl is reused (default 1500 ms; an older one is
+   * answered while one call refreshes it, up to 30 s). 0: concurrent callers still share one run,
+   * but nothing is kept once it has finished.
+   */
+  cacheTtlMs?: number;
 }
 
 interface Inspection {
   state: SysfsState;
   virt: VirtFacts;
   view: OwnerView;
-  warnings: string[];
+  notes: Note[];
 }
 
 const virtLabel = (v: VirtFacts): string | null =>
@@ -50,7 +60,9 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
   const procfsRoot = options.procfsRoot ?? '/proc';
   const io = options.io ?? defaultSysfsIo;
   const uid = options.uid ?? process.getuid?.();
+  const ttl = options.cacheTtlMs ?? 1_500;
   const runner: Runner = {
+    cache: new ReadCache(ttl, Date.now, ttl === 0 ? 0 : 30_000),
     run: options.run ?? runCommand,
     env: options.path !== undefined ? { PATH: options.path } : undefined,
     files: {
@@ -78,7 +90,7 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
 
   const inspect = async (): Promise<Inspection> => {
     const [state, v] = await Promise.all([readSysfs(sysfsRoot), virt()]);
-    const warnings: string[] = [];
+    const notes: Note[] = [];
     let view: OwnerView | undefined;
     for (const probe of [probeTuned, probePpd]) {
       const found = await probe(runner);
@@ -86,23 +98,27 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
         view = found.view;
         break;
       }
-      if (found) warnings.push(found.warning);
+      if (found) notes.push(found.note);
     }
     if (view && state.cpus.length === 0 && v.vm) {
-      warnings.push(
-        `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the ${view.owner} profile changes the guest's ` +
+      notes.push({
+        code: 'vm-host-decides',
+        text:
+          `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the ${view.owner} profile changes the guest's ` +
           "settings only; the hypervisor host's power policy decides the CPU clock.",
-      );
+      });
     }
     view ??=
       noControlsView(state, v) ?? (await sysfsView({ state, io, uid, reread: () => readSysfs(sysfsRoot) }));
     if (view.owner === 'sysfs' && v.vm) {
-      warnings.push(
-        `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the guest's cpufreq settings may be ` +
+      notes.push({
+        code: 'vm-host-decides',
+        text:
+          `virtual machine detected (${virtLabel(v) ?? 'hypervisor flag'}): the guest's cpufreq settings may be ` +
           "advisory only; the hypervisor host's power policy decides the CPU clock.",
-      );
+      });
     }
-    return { state, virt: v, view, warnings: [...view.warnings, ...warnings] };
+    return { state, virt: v, view, notes: [...view.notes, ...notes] };
   };
 
   return {
@@ -120,7 +136,7 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
       return (await inspect()).view.plans;
     },
     async getActive(): Promise<ActivePlan> {
-      const { state, view, warnings } = await inspect();
+      const { state, view, notes } = await inspect();
       return {
         plan: view.plans.find((p) => p.active) ?? null,
         processor: processorSettings(state),
@@ -128,7 +144,7 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
         policyManaged: false,
         canSet: view.canSet,
         ...(view.cannotSetReason ? { cannotSetReason: view.cannotSetReason } : {}),
-        ...(warnings.length ? { warnings } : {}),
+        ...noteFields(notes),
       };
     },
     async setActive(planId) {
@@ -139,7 +155,12 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
           view.cannotSetReason ?? 'This system exposes no power plans.',
         );
       }
-      await view.set(planId);
+      try {
+        await view.set(planId);
+      } finally {
+        // Even a failed switch may have changed something: the next read asks the daemon again.
+        runner.cache.clear();
+      }
     },
     async facts(): Promise<BackendFacts> {
       const [v, powerSource] = await Promise.all([virt(), detectPowerSource(sysfsRoot)]);

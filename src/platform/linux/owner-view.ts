@@ -3,6 +3,7 @@
  * which one is in force, whether it can be changed, and how to change it through that owner.
  */
 import { PowerPlanError } from '../../domain/errors.ts';
+import type { Note } from '../../domain/notes.ts';
 import type { Owner, Plan } from '../../domain/schemas.ts';
 import { byPreference, type Kinded } from './kinds.ts';
 
@@ -12,13 +13,13 @@ export interface OwnerView {
   plans: Plan[];
   canSet: boolean;
   cannotSetReason?: string;
-  warnings: string[];
+  notes: Note[];
   /** Makes a plan active through the owner and reads it back. */
   set(planId: string): Promise<void>;
 }
 
-/** A daemon's probe: null when its tool is not installed, a warning when installed but not in charge. */
-export type Probe = { view: OwnerView } | { warning: string } | null;
+/** A daemon's probe: null when its tool is not installed, a note when installed but not in charge. */
+export type Probe = { view: OwnerView } | { note: Note } | null;
 
 export type Candidate = Kinded & { id: string; name: string; description?: string };
 

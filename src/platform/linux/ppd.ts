@@ -5,7 +5,8 @@
  * polkit (`...PowerProfiles.switch-profile`).
  */
 import { PowerPlanError } from '../../domain/errors.ts';
-import { exec, type Runner, said } from './commands.ts';
+import type { Note } from '../../domain/notes.ts';
+import { exec, type Runner, read, said } from './commands.ts';
 import { ppdKind } from './kinds.ts';
 import { type Candidate, notSettable, type Probe, planList } from './owner-view.ts';
 import { type PpdProfile, parsePpdGet, parsePpdList, polkitActionOf } from './parsers.ts';
@@ -22,14 +23,17 @@ const describe = (p: PpdProfile): string | undefined => {
   return parts.length ? parts.join(', ') : undefined;
 };
 
-/** null: powerprofilesctl is not installed; a warning: installed but the daemon does not answer. */
+/** null: powerprofilesctl is not installed; a note: installed but the daemon does not answer. */
 export const probePpd = async (runner: Runner): Promise<Probe> => {
-  const out = await exec(runner, runner.files.powerprofilesctl, ['list']);
+  const out = await read(runner, runner.files.powerprofilesctl, ['list']);
   if (!out) return null;
   const profiles = out.exitCode === 0 ? parsePpdList(out.stdout) : [];
   if (profiles.length === 0) {
     return {
-      warning: `powerprofilesctl is installed but power-profiles-daemon does not answer (${said(out)}); it is not the owner here.`,
+      note: {
+        code: 'owner-inactive',
+        text: `powerprofilesctl is installed but power-profiles-daemon does not answer (${said(out)}); it is not the owner here.`,
+      },
     };
   }
   const candidates: Candidate[] = profiles.map((p) => {
@@ -37,16 +41,17 @@ export const probePpd = async (runner: Runner): Promise<Probe> => {
     return { id: p.name, name: p.name, ...ppdKind(p.name), ...(description ? { description } : {}) };
   });
   const active = profiles.find((p) => p.active)?.name ?? null;
-  const warnings = profiles
+  const notes: Note[] = profiles
     .filter((p) => p.degraded?.degraded)
-    .map(
-      (p) =>
-        `The ${p.name} profile is degraded${p.degraded?.reason ? ` (${p.degraded.reason})` : ''}: the daemon runs it with reduced performance.`,
-    );
+    .map((p) => ({
+      code: 'profile-degraded',
+      text: `The ${p.name} profile is degraded${p.degraded?.reason ? ` (${p.degraded.reason})` : ''}: the daemon runs it with reduced performance.`,
+    }));
   if (!profiles.some((p) => p.name === 'performance')) {
-    warnings.push(
-      'power-profiles-daemon offers no performance profile here (placeholder driver: no CPU or platform driver it can steer).',
-    );
+    notes.push({
+      code: 'no-performance-profile',
+      text: 'power-profiles-daemon offers no performance profile here (placeholder driver: no CPU or platform driver it can steer).',
+    });
   }
 
   return {
@@ -54,7 +59,7 @@ export const probePpd = async (runner: Runner): Promise<Probe> => {
       owner: 'power-profiles-daemon',
       plans: planList(candidates, active),
       canSet: true,
-      warnings,
+      notes,
       async set(planId) {
         if (!candidates.some((c) => c.id === planId)) throw notSettable(planId, candidates);
         const res = await exec(runner, runner.files.powerprofilesctl, ['set', planId]);

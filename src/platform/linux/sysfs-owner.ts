@@ -6,6 +6,7 @@
  * is named in the error. With no cpufreq at all the answer says who decides instead.
  */
 import { PowerPlanError } from '../../domain/errors.ts';
+import type { Note } from '../../domain/notes.ts';
 import { eppKind, governorKind } from './kinds.ts';
 import { type Candidate, notSettable, type OwnerView, planList } from './owner-view.ts';
 import { type CpuFreq, common, cpuList, hasEpp, type SysfsIo, type SysfsState } from './sysfs.ts';
@@ -93,7 +94,7 @@ export const sysfsView = async ({ state, io, uid, reread }: SysfsViewOptions): P
   const driver = common(state.cpus.map((c) => c.driver));
   const candidates = sysfsCandidates(state);
   const activeId = activeSysfsId(state);
-  const warnings: string[] = [];
+  const notes: Note[] = [];
   const unlisted: Candidate | undefined =
     activeId === 'mixed'
       ? {
@@ -109,13 +110,18 @@ export const sysfsView = async ({ state, io, uid, reread }: SysfsViewOptions): P
         ? { ...candidateFor(activeId, driver), builtin: false }
         : undefined;
   if (activeId === 'mixed') {
-    warnings.push(`CPUs disagree: ${disagreement(state, epp)}. Setting a plan writes every CPU.`);
+    notes.push({
+      code: 'cpus-disagree',
+      text: `CPUs disagree: ${disagreement(state, epp)}. Setting a plan writes every CPU.`,
+    });
   }
   if (driver === 'intel_cpufreq' && state.cpus.some((c) => c.governor === 'powersave')) {
-    warnings.push(
-      'intel_pstate runs in passive mode (intel_cpufreq): the powersave governor pins the minimum clock here, ' +
+    notes.push({
+      code: 'passive-powersave',
+      text:
+        'intel_pstate runs in passive mode (intel_cpufreq): the powersave governor pins the minimum clock here, ' +
         'unlike active mode where powersave + EPP behaves like balanced.',
-    );
+    });
   }
 
   const files = (c: CpuFreq) => [
@@ -136,7 +142,7 @@ export const sysfsView = async ({ state, io, uid, reread }: SysfsViewOptions): P
     plans: planList(candidates, activeId, unlisted),
     canSet: locked.length === 0,
     ...(cannotSetReason ? { cannotSetReason } : {}),
-    warnings,
+    notes,
     async set(planId) {
       if (!candidates.some((c) => c.id === planId)) throw notSettable(planId, candidates);
       const [governor, pref] = planId.split(SEP) as [string, string | undefined];
@@ -203,7 +209,7 @@ const refusal = (
 /** Why nothing can be set when the kernel exposes no usable cpufreq, and who decides instead. */
 export const noControlsView = (state: SysfsState, virt: VirtFacts): OwnerView | null => {
   const driver = common(state.cpus.map((c) => c.driver));
-  const base = { plans: [], canSet: false, warnings: [] };
+  const base = { plans: [], canSet: false, notes: [] };
   const refuse = (reason: string) => async () => {
     throw new PowerPlanError('unsupported', reason);
   };

@@ -4,7 +4,7 @@
  * D-Bus call is authorised by polkit (com.redhat.tuned.switch_profile) or root.
  */
 import { PowerPlanError } from '../../domain/errors.ts';
-import { exec, type Runner, said } from './commands.ts';
+import { exec, type Runner, read, said } from './commands.ts';
 import { tunedKind } from './kinds.ts';
 import { type Candidate, notSettable, type Probe, planList } from './owner-view.ts';
 import { parseTunedActive, parseTunedList } from './parsers.ts';
@@ -23,17 +23,20 @@ const candidate = (name: string, description: string | null): Candidate => ({
   ...(description ? { description } : {}),
 });
 
-/** null: tuned-adm is not installed; a warning: installed but not applying any profile. */
+/** null: tuned-adm is not installed; a note: installed but not applying any profile. */
 export const probeTuned = async (runner: Runner): Promise<Probe> => {
-  const out = await exec(runner, runner.files.tunedAdm, ['active']);
+  const out = await read(runner, runner.files.tunedAdm, ['active']);
   if (!out) return null;
   const active = out.exitCode === 0 ? parseTunedActive(out.stdout) : null;
   if (!active) {
     return {
-      warning: `tuned-adm is installed but TuneD applies no profile (${said(out)}); it is not the owner here.`,
+      note: {
+        code: 'owner-inactive',
+        text: `tuned-adm is installed but TuneD applies no profile (${said(out)}); it is not the owner here.`,
+      },
     };
   }
-  const list = await exec(runner, runner.files.tunedAdm, ['list']);
+  const list = await read(runner, runner.files.tunedAdm, ['list']);
   if (list?.exitCode !== 0) {
     throw new PowerPlanError('os_error', `tuned-adm list failed: ${list ? said(list) : 'not found'}`);
   }
@@ -50,7 +53,7 @@ export const probeTuned = async (runner: Runner): Promise<Probe> => {
       owner: 'tuned',
       plans: planList(candidates, active, unlisted),
       canSet: true,
-      warnings: [],
+      notes: [],
       async set(planId) {
         if (!settable(planId)) throw notSettable(planId, candidates);
         const res = await exec(runner, runner.files.tunedAdm, ['profile', ...planId.split(/\s+/)]);

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { PowerPlanError } from '../../domain/errors.ts';
+import { type Note, noteFields } from '../../domain/notes.ts';
 import {
   type AcDc,
   type ActivePlan,
@@ -18,7 +19,7 @@ import {
 } from '../../domain/schemas.ts';
 import type { Store } from '../../lib/store.ts';
 import type { BackendFacts, CreatableKind, PowerBackend } from '../backend.ts';
-import { CREATED_SCHEME, powercfgAliases, SCHEME } from '../windows/well-known.ts';
+import { CREATED_SCHEME, planTemplates, powercfgAliases, SCHEME } from '../windows/well-known.ts';
 
 const Ac = z.object({ ac: z.number(), dc: z.number() });
 
@@ -153,12 +154,14 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
     async getActive(): Promise<ActivePlan> {
       const state = await load();
       const active = state.plans.find((p) => p.id === state.activeId) ?? state.plans[0]!;
-      const warnings: string[] = [];
-      if (state.policyManaged) {
-        warnings.push(
-          'The active plan is set by group policy; a change here is reverted at the next policy refresh.',
-        );
-      }
+      const notes: Note[] = state.policyManaged
+        ? [
+            {
+              code: 'policy-managed',
+              text: 'The active plan is set by group policy; a change here is reverted at the next policy refresh.',
+            },
+          ]
+        : [];
       return {
         plan: toPlan(state, active),
         processor: settingsOf(active),
@@ -171,7 +174,7 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
               cannotSetReason:
                 'Changing the power plan requires administrator rights: run the service elevated.',
             }),
-        ...(warnings.length ? { warnings } : {}),
+        ...noteFields(notes),
       };
     },
     async setActive(planId) {
@@ -206,5 +209,6 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
       return { virtualization: state.virtualization, powerSource: 'ac' };
     },
     aliases: () => ({ ...powercfgAliases }),
+    templates: planTemplates,
   };
 };

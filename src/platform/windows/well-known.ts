@@ -3,7 +3,7 @@
  * the processor setting GUIDs. Shared by the Windows backend, the simulated stock Windows Server
  * and the advice rules. Plans are always identified by these GUIDs, never by their localized names.
  */
-import type { PlanKind } from '../../domain/schemas.ts';
+import type { PlanKind, PlanTemplate } from '../../domain/schemas.ts';
 
 export const SCHEME = {
   balanced: '381b4222-f694-41f0-9685-ff5bb260df2e',
@@ -24,6 +24,16 @@ export const CREATED_SCHEME = {
   'ultimate-performance': '3632ef55-cb5a-4976-9299-8943d20a5e5d',
   'high-performance': 'a0bb6da1-47f3-48aa-b79c-613c77f22e48',
 } as const;
+
+/** The plans a missing well-known plan is created from (`powercfg /duplicatescheme <id>`), with its usual name. */
+export const TEMPLATES = {
+  'ultimate-performance': { id: SCHEME.ultimateTemplate, name: 'Ultimate Performance' },
+  'high-performance': { id: SCHEME.highPerformance, name: 'High performance' },
+} as const satisfies Record<keyof typeof CREATED_SCHEME, { id: string; name: string }>;
+
+/** The templates as a backend announces them. */
+export const planTemplates = (): PlanTemplate[] =>
+  Object.entries(TEMPLATES).map(([kind, t]) => ({ ...t, kind: kind as PlanKind }));
 
 /** Kind of each well-known scheme GUID. */
 export const wellKnownKinds: Readonly<Record<string, PlanKind>> = {

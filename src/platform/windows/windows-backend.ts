@@ -5,6 +5,7 @@
  * Runs on any OS when pointed at the powercfg emulator (test/emulators/powercfg.mjs).
  */
 import { PowerPlanError } from '../../domain/errors.ts';
+import { type Note, noteFields } from '../../domain/notes.ts';
 import {
   type AcDc,
   type ActivePlan,
@@ -15,6 +16,7 @@ import {
 } from '../../domain/schemas.ts';
 import { CommandError, type CommandResult, type RunFn, runCommand } from '../../lib/run-command.ts';
 import type { BackendFacts, CreatableKind, PowerBackend } from '../backend.ts';
+import { ReadCache } from '../read-cache.ts';
 import { classifyScheme, isWellKnown } from './classify.ts';
 import { DEFAULT_OEM_CODEPAGE, decodeOutput } from './decode.ts';
 import {
@@ -26,9 +28,16 @@ import {
   type SchemeLine,
 } from './parse.ts';
 import { classifyPowercfgFailure } from './powercfg-errors.ts';
-import { ReadCache } from './read-cache.ts';
 import { createRegistry, type PolicyState } from './registry.ts';
-import { CREATED_SCHEME, powercfgAliases, SCHEME, SETTING, SUB_NONE, SUB_PROCESSOR } from './well-known.ts';
+import {
+  CREATED_SCHEME,
+  planTemplates,
+  powercfgAliases,
+  SETTING,
+  SUB_NONE,
+  SUB_PROCESSOR,
+  TEMPLATES,
+} from './well-known.ts';
 
 export interface WindowsBackendOptions {
   /** Full path of powercfg.exe (config.powercfg: POWERPLAN_POWERCFG or %SystemRoot%\System32). */
@@ -241,13 +250,17 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
     async getActive(): Promise<ActivePlan> {
       const [active, pol] = await Promise.all([activeScheme(), policy()]);
       const [plan, q] = await Promise.all([toPlan(active), processorQuery(active.id)]);
-      const warnings: string[] = [];
+      const notes: Note[] = [];
       if (pol.state === 'set') {
-        warnings.push(
-          `Group policy sets the active power plan here (${pol.schemeId}); a change made through this service is reverted at the next policy refresh. Change the policy instead.`,
-        );
+        notes.push({
+          code: 'policy-managed',
+          text: `Group policy sets the active power plan here (${pol.schemeId}); a change made through this service is reverted at the next policy refresh. Change the policy instead.`,
+        });
       } else if (pol.state === 'unknown') {
-        warnings.push(`Whether group policy owns the power plan could not be checked: ${pol.reason}.`);
+        notes.push({
+          code: 'policy-unknown',
+          text: `Whether group policy owns the power plan could not be checked: ${pol.reason}.`,
+        });
       }
       return {
         plan,
@@ -256,7 +269,7 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
         policyManaged: pol.state === 'set',
         canSet: refused === null,
         ...(refused === null ? {} : { cannotSetReason: refused }),
-        ...(warnings.length ? { warnings } : {}),
+        ...noteFields(notes),
       };
     },
 
@@ -296,7 +309,7 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
     },
 
     async createPlan(kind: CreatableKind) {
-      const template = kind === 'ultimate-performance' ? SCHEME.ultimateTemplate : SCHEME.highPerformance;
+      const template = TEMPLATES[kind].id;
       let out: string;
       try {
         out = await powercfg(['/duplicatescheme', template, CREATED_SCHEME[kind]]);
@@ -324,5 +337,6 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
     },
 
     aliases: () => ({ ...powercfgAliases }),
+    templates: planTemplates,
   };
 };

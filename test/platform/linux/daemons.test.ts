@@ -162,6 +162,7 @@ describe('linux backend with tuned', () => {
       const active = await b.backend.getActive();
       assert.equal(active.owner, 'tuned');
       assert.ok(active.warnings?.some((w) => /virtual machine detected/.test(w)));
+      assert.ok(active.notes?.some((n) => n.code === 'vm-host-decides' && /virtual machine/.test(n.text)));
     }));
 
   it('tuned installed but stopped: the next owner answers, with a warning', () =>
@@ -169,6 +170,12 @@ describe('linux backend with tuned', () => {
       const active = await b.backend.getActive();
       assert.equal(active.owner, 'power-profiles-daemon');
       assert.ok(active.warnings?.some((w) => /tuned-adm is installed/.test(w)));
+      assert.ok(active.notes?.some((n) => n.code === 'owner-inactive' && /tuned-adm/.test(n.text)));
+      assert.deepEqual(
+        active.warnings,
+        active.notes?.map((n) => n.text),
+        'warnings are the notes in words',
+      );
     }));
 
   it('tuned wins over a PPD-compatible API (tuned-ppd)', () =>
@@ -193,6 +200,10 @@ describe('linux backend with power-profiles-daemon', () => {
       const active = await b.backend.getActive();
       assert.equal(active.owner, 'power-profiles-daemon');
       assert.ok(active.warnings?.some((w) => /performance profile is degraded/.test(w)));
+      assert.deepEqual(
+        active.notes?.map((n) => n.code),
+        ['profile-degraded'],
+      );
     }));
 
   it('sets through `powerprofilesctl set` and reads back with `get`', () =>
@@ -243,6 +254,11 @@ describe('linux backend with power-profiles-daemon', () => {
           ['balanced', 'power-saver'],
         );
         assert.ok((await b.backend.getActive()).warnings?.some((w) => /placeholder/.test(w)));
+        assert.ok(
+          (await b.backend.getActive()).notes?.some(
+            (n) => n.code === 'no-performance-profile' && /placeholder/.test(n.text),
+          ),
+        );
       },
     ));
 
@@ -252,6 +268,9 @@ describe('linux backend with power-profiles-daemon', () => {
       assert.equal(active.owner, 'sysfs');
       assert.equal(active.plan?.id, 'powersave:balance_performance');
       assert.ok(active.warnings?.some((w) => /power-profiles-daemon does not answer/.test(w)));
+      assert.ok(
+        active.notes?.some((n) => n.code === 'owner-inactive' && /power-profiles-daemon/.test(n.text)),
+      );
     }));
 });
 

@@ -56,6 +56,8 @@ export interface TunedState {
   authorized?: boolean;
   active: string | null;
   profiles: { name: string; description?: string }[];
+  /** How long each tuned-adm run takes, in ms (a slow daemon). */
+  delayMs?: number;
 }
 
 export interface PpdState {
@@ -66,6 +68,7 @@ export interface PpdState {
   active: string;
   profiles: { name: string; cpuDriver?: string; platformDriver?: string; degraded?: string }[];
   action?: string;
+  delayMs?: number;
 }
 
 export interface Setup {
@@ -77,7 +80,35 @@ export interface Setup {
   /** Contents of <procfs>/cpuinfo. */
   cpuinfo?: string;
   uid?: number;
+  /** The backend's read cache lifetime (its default when absent). */
+  cacheTtlMs?: number;
 }
+
+/** One emulator run as logged through EMU_TIMING_LOG. */
+export interface ToolRun {
+  tool: string;
+  args: string[];
+  start: number;
+  end: number;
+}
+
+/** The largest number of runs that were under way at the same moment. */
+export const maxOverlap = (runs: readonly ToolRun[]): number => {
+  // Ends sort before starts at the same millisecond: a run that ended as another started did not overlap.
+  const events = runs
+    .flatMap((r) => [
+      { t: r.start, d: 1 },
+      { t: r.end, d: -1 },
+    ])
+    .sort((a, b) => a.t - b.t || a.d - b.d);
+  let now = 0;
+  let max = 0;
+  for (const e of events) {
+    now += e.d;
+    max = Math.max(max, now);
+  }
+  return max;
+};
 
 export interface Built {
   backend: ReturnType<typeof createLinuxBackend>;
@@ -85,6 +116,8 @@ export interface Built {
   sysfsRoot: string;
   /** argv of every emulator call, per tool. */
   calls: (tool: 'tuned-adm' | 'powerprofilesctl') => Promise<string[][]>;
+  /** Every emulator run with its start and end time. */
+  runs: () => Promise<ToolRun[]>;
   cleanup: () => Promise<void>;
   options: LinuxBackendOptions;
 }
@@ -104,7 +137,8 @@ export const build = async (setup: Setup = {}): Promise<Built> => {
   }
   if (setup.cpuinfo) await writeFile(join(procfsRoot, 'cpuinfo'), setup.cpuinfo);
 
-  const env: Record<string, string> = {};
+  const timingLog = join(dir, 'runs.jsonl');
+  const env: Record<string, string> = { EMU_TIMING_LOG: timingLog };
   const emulator = async (tool: 'tuned-adm' | 'powerprofilesctl', state: object, variable: string) => {
     const statePath = join(dir, `${tool}.json`);
     await writeFile(statePath, JSON.stringify(state));
@@ -128,6 +162,7 @@ export const build = async (setup: Setup = {}): Promise<Built> => {
     run: (file, args, opts = {}) => runCommand(file, args, { ...opts, env: { ...opts.env, ...env } }),
     ...(setup.io ? { io: setup.io } : {}),
     ...(setup.uid !== undefined ? { uid: setup.uid } : {}),
+    ...(setup.cacheTtlMs !== undefined ? { cacheTtlMs: setup.cacheTtlMs } : {}),
   };
   return {
     backend: createLinuxBackend(options),
@@ -141,6 +176,11 @@ export const build = async (setup: Setup = {}): Promise<Built> => {
         .filter(Boolean)
         .map((l) => JSON.parse(l) as string[]);
     },
+    runs: async () =>
+      (await readFile(timingLog, 'utf8').catch(() => ''))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as ToolRun),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
 };

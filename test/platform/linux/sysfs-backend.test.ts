@@ -208,6 +208,7 @@ describe('linux sysfs backend', () => {
       assert.equal(active.plan?.kind, 'power-saver');
       assert.equal(active.processor.driverMode, 'passive');
       assert.ok(active.warnings?.some((w) => /passive/.test(w) && /minimum clock/.test(w)));
+      assert.ok(active.notes?.some((n) => n.code === 'passive-powersave' && /minimum clock/.test(n.text)));
     }));
 
   it('mixed governors: summary `mixed`, per-CPU detail, a warning naming the CPUs, and one set fixes it', () =>
@@ -221,6 +222,9 @@ describe('linux sysfs backend', () => {
       assert.equal(active.plan?.id, 'mixed');
       assert.equal(active.plan?.kind, 'custom');
       assert.ok(active.warnings?.some((w) => w.includes('cpu0-1 performance, cpu2-3 powersave')));
+      assert.ok(
+        active.notes?.some((n) => n.code === 'cpus-disagree' && n.text.includes('cpu0-1 performance')),
+      );
       const plans = await b.backend.listPlans();
       assert.equal(plans.filter((p) => p.active).length, 1);
       await assert.rejects(

@@ -104,6 +104,7 @@ describe('windows backend: reading', () => {
       assert.equal(active.policyManaged, false);
       assert.equal(active.canSet, true);
       assert.equal(active.warnings, undefined);
+      assert.equal(active.notes, undefined);
       assert.deepEqual(active.processor.minStatePercent, { ac: 100, dc: 100 });
       assert.deepEqual(active.processor.maxStatePercent, { ac: 100, dc: 100 });
       assert.deepEqual(active.processor.boostMode, { ac: 1, dc: 1 });
@@ -343,6 +344,8 @@ describe('windows backend: setting', () => {
       assert.deepEqual(await emu.calls('/duplicatescheme'), [
         ['/duplicatescheme', SCHEME.ultimateTemplate, CREATED_SCHEME['ultimate-performance']],
       ]);
+      const template = emu.backend.templates!().find((t) => t.kind === 'ultimate-performance');
+      assert.equal(template?.id, SCHEME.ultimateTemplate, 'the template it announces is the one it copies');
       const listed = (await emu.backend.listPlans()).find((p) => p.id === created.id);
       assert.equal(listed?.kind, 'ultimate-performance', 'the new plan is listed at once, as what it is');
       // A new backend instance (a restart) still knows the copy by the GUID it was given, although its
@@ -521,6 +524,10 @@ describe('windows backend through set_power_plan', () => {
       const active = await ctx.backend.getActive();
       assert.deepEqual([active.owner, active.policyManaged], ['group-policy', true]);
       assert.match(active.warnings?.join(' ') ?? '', /group policy/i);
+      assert.deepEqual(
+        active.notes?.map((n) => n.code),
+        ['policy-managed'],
+      );
       const r = await setPlan({ plan: 'SCHEME_MIN', dryRun: false, create: false }, ctx);
       assert.equal(r.after.id, SCHEME.highPerformance);
       assert.match(r.warnings?.join(' ') ?? '', /revert/);

@@ -1,0 +1,71 @@
+/**
+ * The GitHub Actions workflow (.github/workflows/ci.yml) cannot run on the project's own machines:
+ * it is validated here against the workflow JSON schema (SchemaStore's, compiled into
+ * @action-validator/core, offline), and checked to do what the project says CI does: .ci/run on
+ * every supported Node.js version, the Windows unit tests, the powercfg smoke test, and the
+ * PowerShell module's tests under Windows PowerShell 5.1 and PowerShell 7.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { validateWorkflow } from '@action-validator/core';
+import { parse } from 'yaml';
+import { repoRoot } from '../helpers.ts';
+
+const path = join(repoRoot, '.github', 'workflows', 'ci.yml');
+const text = readFileSync(path, 'utf8');
+
+interface Step {
+  run?: string;
+  uses?: string;
+  shell?: string;
+  env?: Record<string, string>;
+}
+interface Job {
+  'runs-on': string;
+  strategy?: { matrix: { node: string[] } };
+  container?: { image: string; options?: string };
+  steps: Step[];
+}
+const workflow = parse(text) as { jobs: Record<string, Job> };
+const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string } };
+
+describe('.github/workflows/ci.yml', () => {
+  it('validates against the GitHub workflow schema', () => {
+    assert.deepEqual(validateWorkflow(text).errors, []);
+  });
+
+  it('the validator rejects a broken workflow (it is not a no-op)', () => {
+    const broken = text.replace('runs-on: windows-latest', 'runs_on: windows-latest');
+    assert.notEqual(broken, text);
+    assert.ok(validateWorkflow(broken).errors.length > 0);
+    assert.ok(validateWorkflow('name: x\non: push\njobs: 3\n').errors.length > 0);
+  });
+
+  it('runs .ci/run on Linux as root in Debian 12 for Node 20, 22 and 24, the range package.json declares', () => {
+    const linux = workflow.jobs.linux!;
+    assert.deepEqual(linux.strategy?.matrix.node, ['20', '22', '24']);
+    assert.match(linux.container?.image ?? '', /^node:\$\{\{ matrix\.node \}\}-bookworm$/);
+    assert.match(linux.container?.options ?? '', /--privileged/);
+    assert.ok(linux.steps.some((s) => /bash \.ci\/run/.test(s.run ?? '')));
+    assert.equal(pkg.engines.node, '^20.19.0 || ^22.0.0 || >=24.0.0');
+  });
+
+  it('on windows-latest: unit tests, the powercfg smoke test and the module tests under 5.1 and 7', () => {
+    const windows = workflow.jobs.windows!;
+    assert.equal(windows['runs-on'], 'windows-latest');
+    const runs = (shell: string, pattern: RegExp) =>
+      windows.steps.some((s) => s.shell === shell && pattern.test(s.run ?? ''));
+    assert.ok(windows.steps.some((s) => /^npm test -- test\/platform\/windows/.test(s.run ?? '')));
+    for (const shell of ['powershell', 'pwsh']) {
+      assert.ok(runs(shell, /powercfg-smoke\.ps1/), `smoke test under ${shell}`);
+      assert.ok(runs(shell, /npm test -- test\/integrations\/powershell/), `module tests under ${shell}`);
+      assert.ok(runs(shell, /POWERPLAN_PWSH/), `module tests run by ${shell} itself`);
+    }
+    assert.ok(existsSync(join(repoRoot, '.github', 'scripts', 'powercfg-smoke.ps1')));
+    const smoke = readFileSync(join(repoRoot, '.github', 'scripts', 'powercfg-smoke.ps1'), 'utf8');
+    assert.match(smoke, /8c5e7fda-e8bf-4a96-9a85-a6e23a8c635c/);
+    assert.match(smoke, /finally \{\s*powercfg \/setactive \$original/);
+  });
+});

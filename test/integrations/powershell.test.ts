@@ -1,0 +1,140 @@
+/**
+ * The PowerShell module (integrations/powershell) run for real: Pester 5 tests
+ * (test/integrations/powershell/PowerPlan.Tests.ps1) under PowerShell against three live services
+ * on the simulated backend, each with its own state directory: plain http, a token file, and TLS
+ * with a certificate made here with openssl and trusted the way an operator would (Windows: the
+ * machine's Trusted Root store; elsewhere: the CA bundle that .NET reads, SSL_CERT_FILE).
+ *
+ * The PowerShell is POWERPLAN_PWSH (e.g. powershell.exe for Windows PowerShell 5.1), else pwsh on
+ * the PATH or in ~/.dotnet/tools. Without one (or without Pester 5) the test skips outside CI and
+ * fails in CI, where .ci/run installs both.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createToken } from '../../src/lib/tokens.ts';
+import { makeTestCertificate, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { requireTool, run } from './tools.ts';
+
+const install =
+  'dotnet tool install --global PowerShell --version 7.6.9, and Pester 5 from NuGet (see .ci/run)';
+const windows = process.platform === 'win32';
+
+/** POWERPLAN_PWSH, else the .NET global tool's pwsh (where .ci/run installs it), else pwsh on the PATH. */
+const findPwsh = (): string => {
+  if (process.env.POWERPLAN_PWSH) return process.env.POWERPLAN_PWSH;
+  const tool = join(homedir(), '.dotnet', 'tools', windows ? 'pwsh.exe' : 'pwsh');
+  return existsSync(tool) ? tool : 'pwsh';
+};
+
+describe('PowerShell module PowerPlan (Pester, live services)', () => {
+  const pwsh = findPwsh();
+  let available = false;
+  let dir = '';
+  const services: { deps: TestDeps; server: ServerProcess }[] = [];
+  const env: Record<string, string> = {};
+  let trusted: string | undefined;
+
+  const serve = async (extra: (dir: string) => Promise<Record<string, string>>) => {
+    const deps = await testDeps();
+    const server = await startServer({ ...deps.env, ...(await extra(deps.dir)) });
+    services.push({ deps, server });
+    return String(new URL(server.url).port);
+  };
+
+  before(async () => {
+    const probe = await run(
+      pwsh,
+      ['-NoProfile', '-NonInteractive', '-Command', '$PSVersionTable.PSVersion.ToString()'],
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    available = probe.code === 0;
+    if (!available) return;
+    dir = await mkdtemp(join(tmpdir(), 'powerplan-pwsh-'));
+    const { cert, key } = makeTestCertificate(dir);
+    if (windows) {
+      // What an operator does: the certificate into the machine's Trusted Root store (removed in after()).
+      trusted = execFileSync(
+        'powershell.exe',
+        [
+          '-NoProfile',
+          '-Command',
+          `(Import-Certificate -FilePath '${cert}' -CertStoreLocation Cert:\\LocalMachine\\Root).Thumbprint`,
+        ],
+        { encoding: 'utf8' },
+      ).trim();
+    } else {
+      env.SSL_CERT_FILE = cert;
+    }
+    env.POWERPLAN_TEST_PORT = await serve(async () => ({}));
+    env.POWERPLAN_TEST_TOKEN_PORT = await serve(async (d) => {
+      const file = join(d, 'tokens.json');
+      env.POWERPLAN_TEST_TOKEN = (await createToken(file, 'pester', ['control'])).token;
+      env.POWERPLAN_TEST_READ_TOKEN = (await createToken(file, 'pester-read', ['read'])).token;
+      return { POWERPLAN_TOKEN_FILE: file };
+    });
+    env.POWERPLAN_TEST_TLS_PORT = await serve(async () => ({
+      POWERPLAN_TLS_CERT: cert,
+      POWERPLAN_TLS_KEY: key,
+    }));
+  });
+
+  after(async () => {
+    for (const s of services) {
+      await s.server.stop();
+      await s.deps.cleanup();
+    }
+    if (trusted) {
+      execFileSync('powershell.exe', [
+        '-NoProfile',
+        '-Command',
+        `Remove-Item Cert:\\LocalMachine\\Root\\${trusted}`,
+      ]);
+    }
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('passes every Pester test of the module', async (t) => {
+    if (!requireTool(t, available, `PowerShell (${pwsh})`, install)) return;
+    const summaryPath = join(dir, 'summary.json');
+    const r = await run(
+      pwsh,
+      [
+        '-NoProfile',
+        '-NonInteractive',
+        '-ExecutionPolicy',
+        'Bypass',
+        '-File',
+        join(import.meta.dirname, 'powershell', 'Invoke-Tests.ps1'),
+        summaryPath,
+      ],
+      { env: { ...process.env, ...env, POWERPLAN_TEST_PWSH: pwsh, NO_COLOR: '1' }, timeoutMs: 240_000 },
+    );
+    if (r.code === 100 && !requireTool(t, false, 'Pester 5', install)) return;
+    const output = `${r.stdout}\n${r.stderr}`;
+    const summary = JSON.parse(await readFile(summaryPath, 'utf8').catch(() => '{}')) as {
+      result?: string;
+      total?: number;
+      passed?: number;
+      failed?: number;
+      skipped?: number;
+      pester?: string;
+      powershell?: string;
+      failedTests?: string[];
+      failedBlocks?: string[];
+    };
+    t.diagnostic(
+      `PowerShell ${summary.powershell}, Pester ${summary.pester}: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped`,
+    );
+    assert.equal(summary.result, 'Passed', output);
+    assert.equal(r.code, 0, output);
+    assert.deepEqual([...(summary.failedTests ?? []), ...(summary.failedBlocks ?? [])], []);
+    assert.ok((summary.passed ?? 0) >= 30, `only ${summary.passed} Pester tests passed:\n${output}`);
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * Runs inside a private mount and PID namespace (started by real-daemons.ts as
+ * `unshare --mount --pid --fork --kill-child --mount-proc -- node --import tsx namespace-child.ts`):
+ * hides the machine's D-Bus, tuned and power-profiles-daemon state under tmpfs, writes
+ * plugin-free tuned profiles with the real names, starts a system bus and one real daemon, then
+ * `powerplan serve` on the Linux backend. Never run with the machine's tuned profiles: they change
+ * sysctls and block-device settings.
+ *
+ * Protocol: argv[2] is `tuned` or `power-profiles-daemon`, argv[3] a scratch dir outside the
+ * namespace's tmpfs mounts. It prints one JSON line `{"ready":true,"url":...}` (or
+ * `{"error":...}`), then answers JSON lines on stdin: `{"id":1,"run":["tuned-adm","active"]}` ->
+ * `{"id":1,"code":0,"stdout":"...","stderr":"..."}`. When stdin closes it exits, and with it, as
+ * the namespace's first process, everything it started.
+ */
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { TUNED_PROFILES } from './real-daemons.ts';
+
+const daemon = process.argv[2];
+const scratch = process.argv[3];
+const repo = resolve(import.meta.dirname, '../../..');
+const children: ChildProcess[] = [];
+const reply = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
+
+const sh = (file: string, args: string[]) =>
+  execFileSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+
+const run = (file: string, args: string[], env: NodeJS.ProcessEnv = process.env) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => {
+    execFile(file, args, { env, timeout: 30_000 }, (error, stdout, stderr) =>
+      res({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
+  });
+
+/** Polls until `check` resolves true; the daemons give no other sign of being ready. */
+const until = async (what: string, check: () => Promise<boolean> | boolean, ms = 20_000) => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what} did not come up within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+const start = (file: string, args: string[], env: NodeJS.ProcessEnv, log: string): ChildProcess => {
+  const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out: string[] = [];
+  child.stdout?.on('data', (d) => out.push(String(d)));
+  child.stderr?.on('data', (d) => out.push(String(d)));
+  child.once('exit', () => writeFileSync(join(scratch!, `${log}.log`), out.join('')));
+  children.push(child);
+  return child;
+};
+
+const setUp = async (): Promise<string> => {
+  if (daemon !== 'tuned' && daemon !== 'power-profiles-daemon') throw new Error(`unknown daemon ${daemon}`);
+  if (!scratch) throw new Error('no scratch dir given');
+  // The machine's own state stays untouched underneath: every path a daemon writes is a tmpfs here.
+  mkdirSync('/var/lib/power-profiles-daemon', { recursive: true });
+  mkdirSync('/run/tuned', { recursive: true });
+  for (const dir of [
+    '/run/dbus',
+    '/run/tuned',
+    '/etc/tuned',
+    '/usr/lib/tuned',
+    '/var/lib/power-profiles-daemon',
+  ]) {
+    sh('mount', ['-t', 'tmpfs', '-o', 'mode=0755', 'tmpfs', dir]);
+  }
+  for (const name of TUNED_PROFILES) {
+    mkdirSync(join('/usr/lib/tuned', name));
+    // No [plugin] sections: switching to it tunes nothing.
+    writeFileSync(join('/usr/lib/tuned', name, 'tuned.conf'), `[main]\nsummary=${name} (no plugins, test)\n`);
+  }
+  writeFileSync(
+    '/etc/tuned/tuned-main.conf',
+    'daemon = 1\ndynamic_tuning = 0\nreapply_sysctl = 0\nrecommend_command = 0\n',
+  );
+  writeFileSync('/etc/tuned/active_profile', 'balanced\n');
+  writeFileSync('/etc/tuned/profile_mode', 'manual\n');
+
+  const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' };
+  start('dbus-daemon', ['--system', '--nofork', '--nopidfile'], env, 'dbus');
+  await until(
+    'the system bus',
+    async () =>
+      (
+        await run(
+          'dbus-send',
+          [
+            '--system',
+            '--print-reply',
+            '--dest=org.freedesktop.DBus',
+            '/org/freedesktop/DBus',
+            'org.freedesktop.DBus.ListNames',
+          ],
+          env,
+        )
+      ).code === 0,
+  );
+  if (daemon === 'tuned') {
+    start(
+      'tuned',
+      ['--log', join(scratch, 'tuned-daemon.log'), '--pid', '/run/tuned/tuned.pid', '--no-socket'],
+      env,
+      'tuned',
+    );
+    await until('tuned', async () => (await run('tuned-adm', ['active'], env)).code === 0);
+  } else {
+    start('/usr/libexec/power-profiles-daemon', [], { ...env, POWER_PROFILE_DAEMON_FAKE_DRIVER: '1' }, 'ppd');
+    await until(
+      'power-profiles-daemon',
+      async () => (await run('powerprofilesctl', ['list'], env)).code === 0,
+    );
+  }
+
+  const server = start(
+    process.execPath,
+    [join(repo, 'bin', 'powerplan.js'), 'serve'],
+    {
+      ...env,
+      HOME: scratch,
+      POWERPLAN_BACKEND: 'linux',
+      POWERPLAN_HOST: '127.0.0.1',
+      POWERPLAN_PORT: '0',
+      POWERPLAN_STATE_DIR: join(scratch, 'state'),
+      POWERPLAN_DESIRED_INTERVAL: '1',
+    },
+    'powerplan',
+  );
+  let out = '';
+  return new Promise<string>((res, rej) => {
+    server.stdout?.on('data', (d) => {
+      out += d;
+      const m = /listening on (\S+)/.exec(out);
+      if (m) res(m[1]!);
+    });
+    server.once('exit', (code) => rej(new Error(`powerplan serve exited with ${code}: ${out}`)));
+  });
+};
+
+/** Stops the service, then the daemon, then the bus; whatever is left dies with this process. */
+const stop = async () => {
+  for (const c of children.reverse()) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
+  }
+  process.exit(0);
+};
+
+try {
+  const url = await setUp();
+  reply({ ready: true, url });
+} catch (e) {
+  reply({
+    error: e instanceof Error ? `${e.message}\n${(e as { stderr?: Buffer }).stderr ?? ''}` : String(e),
+  });
+  stop();
+}
+
+const lines = createInterface({ input: process.stdin });
+lines.on('line', async (line) => {
+  const req = JSON.parse(line) as { id: number; run: string[] };
+  const [file, ...args] = req.run;
+  reply({ id: req.id, ...(await run(file!, args)) });
+});
+lines.on('close', stop);
+process.on('SIGTERM', stop);
