@@ -6,14 +6,8 @@
  *
  * Goal: an MCP tool call keeps >= 30% of the REST throughput of the same operation.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { median, pct, verdict } from './machine.ts';
-import { cpuMs, type LoadResult, repoRoot } from './processes.ts';
-
-const execFileP = promisify(execFile);
-const autocannonCli = join(repoRoot, 'node_modules', 'autocannon', 'autocannon.js');
+import { autocannon, cpuMs, type LoadResult } from './processes.ts';
 
 export const MCP_GOAL = 0.3;
 
@@ -23,33 +17,6 @@ const toolCall = JSON.stringify({
   method: 'tools/call',
   params: { name: 'get_active_power_plan', arguments: {} },
 });
-
-/** autocannon with a method, headers and a body (the shared helper does GETs only). */
-const load = async (
-  url: string,
-  opts: { connections: number; seconds: number; post?: { body: string; headers: Record<string, string> } },
-): Promise<LoadResult> => {
-  const args = [autocannonCli, '--json', '-c', String(opts.connections), '-d', String(opts.seconds)];
-  if (opts.post) {
-    args.push('-m', 'POST', '-b', opts.post.body);
-    for (const [k, v] of Object.entries(opts.post.headers)) args.push('-H', `${k}=${v}`);
-  }
-  const { stdout } = await execFileP(process.execPath, [...args, url], { maxBuffer: 64 * 1024 * 1024 });
-  const r = JSON.parse(stdout) as {
-    requests: { average: number; total: number };
-    latency: { p50: number; p99: number };
-    non2xx: number;
-    errors: number;
-  };
-  return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    requests: r.requests.total,
-    non2xx: r.non2xx,
-    errors: r.errors,
-  };
-};
 
 export interface McpVsRest {
   rest: (LoadResult & { cpuUs: number })[];
@@ -72,14 +39,14 @@ export const measureMcpVsRest = async (
   };
   const run = async (post?: typeof mcp) => {
     const c0 = await cpuMs(pid);
-    const r = await load(post ? `${base}/mcp` : `${base}/v1/plans/active`, { ...opts, post });
+    const r = await autocannon(post ? `${base}/mcp` : `${base}/v1/plans/active`, { ...opts, post });
     if (r.non2xx || r.errors)
       throw new Error(`${post ? 'MCP' : 'REST'}: ${r.non2xx} non-2xx, ${r.errors} errors`);
     return { ...r, cpuUs: (((await cpuMs(pid)) - c0) * 1000) / r.requests };
   };
   // Warm-up: the SDK is imported and the tool catalog built on the first MCP request.
-  await load(`${base}/mcp`, { connections: opts.connections, seconds: 1, post: mcp });
-  await load(`${base}/v1/plans/active`, { connections: opts.connections, seconds: 1 });
+  await autocannon(`${base}/mcp`, { connections: opts.connections, seconds: 1, post: mcp });
+  await autocannon(`${base}/v1/plans/active`, { connections: opts.connections, seconds: 1 });
   const out: McpVsRest = { rest: [], mcp: [] };
   for (let i = 0; i < opts.rounds; i++) {
     out.rest.push(await run());

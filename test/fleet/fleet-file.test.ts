@@ -14,7 +14,7 @@ import { createLogger } from '../../src/lib/log.ts';
 import { FleetService } from '../../src/services/fleet.ts';
 import { loadFleet, readAnsibleInventory, readFleetFile } from '../../src/services/fleet-file.ts';
 import { startHttpServer } from '../../src/surfaces/http/server.ts';
-import { testDeps } from '../helpers.ts';
+import { makeTestCertificate, testDeps } from '../helpers.ts';
 import { writeSecret } from './rig.ts';
 
 const silent = createLogger('silent');
@@ -166,30 +166,10 @@ describe('fleet file', () => {
   });
 
   it('verifies TLS by default and trusts a per-host caFile', async (ctx) => {
-    const key = join(dir, 'agent.key');
-    const cert = join(dir, 'agent.pem');
+    let cert: string;
+    let key: string;
     try {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-addext',
-          'subjectAltName=IP:127.0.0.1,DNS:localhost',
-        ],
-        { stdio: 'ignore' },
-      );
+      ({ cert, key } = makeTestCertificate(dir));
     } catch {
       return ctx.skip('openssl is not available to make a test certificate');
     }
@@ -204,7 +184,7 @@ describe('fleet file', () => {
     const path = await fleetWith(
       [
         { name: 'strict', url: server.url },
-        { name: 'pinned', url: server.url, caFile: 'agent.pem' },
+        { name: 'pinned', url: server.url, caFile: 'cert.pem' },
       ],
       'tls.json',
     );

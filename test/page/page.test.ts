@@ -40,7 +40,7 @@ describe('status page files', () => {
     assert.match(csp, /frame-ancestors 'self'/);
     assert.doesNotMatch(await res.text(), /class="embed"/);
     assert.match(await (await app.request('/?embed=1')).text(), /<html lang="en" class="embed">/);
-    for (const name of ['app.js', 'api.js', 'view.js', 'chart.js', 'fleet.js', 'style.css'])
+    for (const name of ['app.js', 'api.js', 'view.js', 'chart.js', 'fleet.js', 'confirm.js', 'style.css'])
       assert.equal((await app.request(`/page/${name}`)).status, 200, name);
     for (const path of [
       '/page/index.html',

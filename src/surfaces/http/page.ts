@@ -22,6 +22,7 @@ const assets: Record<string, string> = {
   'chart.js': 'text/javascript; charset=utf-8',
   'view.js': 'text/javascript; charset=utf-8',
   'fleet.js': 'text/javascript; charset=utf-8',
+  'confirm.js': 'text/javascript; charset=utf-8',
 };
 
 /**

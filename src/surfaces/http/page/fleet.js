@@ -3,6 +3,7 @@
 // same dialog as the single-host switch. Shown only when this service has a fleet. Host answers are
 // text only (never HTML): an agent's words cannot become markup here.
 import { ApiError, api } from './api.js';
+import { confirmSwitch } from './confirm.js';
 import { h, replace } from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -170,29 +171,24 @@ export const initFleet = async ({ may, reportError }) => {
       button.disabled = false;
       return;
     }
-    const dialog = $('confirm');
-    $('confirm-h').textContent = `Switch ${which} to ${plan}?`;
-    replace(
-      $('confirm-body'),
-      h(
-        'p',
-        {},
-        `${preview.summary.changed} would change, ${preview.summary.unchanged} are already on it, ${preview.summary.failed} cannot be switched.`,
-      ),
-      outcomeTable(preview, 'fleet-preview-table'),
-      h('p', { class: 'muted' }, 'This preview changed nothing (dry run). Each host audits its own change.'),
-    );
-    $('confirm-ok').disabled = preview.summary.changed === 0;
-    dialog.addEventListener(
-      'close',
-      async () => {
-        button.disabled = false;
-        const confirmed = dialog.returnValue === 'confirm';
-        dialog.returnValue = '';
-        if (!confirmed) {
-          button.focus();
-          return;
-        }
+    confirmSwitch({
+      title: `Switch ${which} to ${plan}?`,
+      body: [
+        h(
+          'p',
+          {},
+          `${preview.summary.changed} would change, ${preview.summary.unchanged} are already on it, ${preview.summary.failed} cannot be switched.`,
+        ),
+        outcomeTable(preview, 'fleet-preview-table'),
+        h(
+          'p',
+          { class: 'muted' },
+          'This preview changed nothing (dry run). Each host audits its own change.',
+        ),
+      ],
+      canConfirm: preview.summary.changed > 0,
+      opener: button,
+      onConfirm: async () => {
         try {
           const r = await api('PUT', '/v1/fleet/plans/active', { plan, ...selection() });
           replace(
@@ -211,10 +207,7 @@ export const initFleet = async ({ may, reportError }) => {
         $('fleet-result').setAttribute('tabindex', '-1');
         $('fleet-result').focus();
       },
-      { once: true },
-    );
-    dialog.showModal();
-    $('confirm-cancel').focus();
+    });
   });
 
   await load();
