@@ -227,4 +227,38 @@ describe('fleet over live agents', () => {
     assert.equal(groups[0]!.labels.__scheme__, 'http');
     assert.equal(groups[0]!.targets[0], new URL(rig.agents[1]!.server.url).host);
   });
+
+  it('the MCP tools of the same names answer the same, and the fleet prompt names them', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+    const { createMcpServer } = await import('../../src/surfaces/mcp/server.ts');
+    const { localCaller } = await import('../../src/domain/scopes.ts');
+    const server = createMcpServer(agg.deps, localCaller);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: 'fleet-test', version: '0.0.0' });
+    await Promise.all([server.connect(b), client.connect(a)]);
+    try {
+      const r = await client.callTool({ name: 'get_fleet_status', arguments: { tags: ['web'] } });
+      assert.notEqual(r.isError, true, JSON.stringify(r.content));
+      const s = FleetStatus.parse(r.structuredContent);
+      assert.deepEqual(
+        s.hosts.map((h) => [h.name, h.status]),
+        [
+          ['agent2', 'ok'],
+          ['agent4', 'ok'],
+        ],
+      );
+      const bad = await client.callTool({
+        name: 'set_fleet_power_plan',
+        arguments: { plan: 'balanced', hosts: ['typo'] },
+      });
+      assert.equal(bad.isError, true);
+      const prompt = await client.getPrompt({ name: 'check_fleet_power', arguments: { tags: 'sql' } });
+      const text = (prompt.messages[0]!.content as { text: string }).text;
+      assert.match(text, /get_fleet_status with tags: \[sql\]/);
+      assert.match(text, /set_fleet_power_plan .*dryRun: true first/s);
+    } finally {
+      await client.close();
+    }
+  });
 });
