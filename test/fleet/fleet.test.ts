@@ -4,9 +4,12 @@
  * aggregator's own app), so the operations, scopes and schemas are those every surface uses.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FleetSetResult, FleetStatus, PrometheusTargets } from '../../src/domain/fleet.ts';
 import { ActivePlan } from '../../src/domain/schemas.ts';
+import { createLogger } from '../../src/lib/log.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { type FleetRig, fleetRig } from './rig.ts';
@@ -17,6 +20,7 @@ describe('fleet over live agents', () => {
   let rig: FleetRig;
   let agg: TestDeps;
   let app: ReturnType<typeof createApp>;
+  const logLines: string[] = [];
 
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await app.request(path, {
@@ -32,10 +36,10 @@ describe('fleet over live agents', () => {
 
   before(async () => {
     rig = await fleetRig(5);
-    agg = await testDeps({
-      POWERPLAN_FLEET_FILE: rig.fleetFile,
-      POWERPLAN_FLEET_TIMEOUT_MS: String(TIMEOUT_MS),
-    });
+    agg = await testDeps(
+      { POWERPLAN_FLEET_FILE: rig.fleetFile, POWERPLAN_FLEET_TIMEOUT_MS: String(TIMEOUT_MS) },
+      { log: createLogger('debug', (l) => logLines.push(l)) },
+    );
     app = createApp(agg.deps);
   });
   after(async () => {
@@ -260,5 +264,17 @@ describe('fleet over live agents', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('logged the fan-out without any token', async () => {
+    assert.ok(
+      logLines.some((l) => l.includes('"fleet set"')),
+      'the changes were logged',
+    );
+    const tokens = (
+      await Promise.all(rig.agents.map((a) => readFile(join(rig.dir, `${a.name}.token`), 'utf8')))
+    ).map((t) => t.trim());
+    for (const line of logLines)
+      for (const token of tokens) assert.ok(!line.includes(token), 'a token was logged');
   });
 });
