@@ -145,13 +145,15 @@ export class FleetService {
   private statusOf(t: FleetTarget, signal: AbortSignal): Promise<FleetHostStatus> {
     const key = `${t.name}\n${t.url}`;
     const hit = this.statusCache.get(key);
+    // An answer in flight is shared; a settled one is kept for STATUS_CACHE_MS from when it came.
     if (hit && Date.now() - hit.at < STATUS_CACHE_MS) return hit.value;
-    const value = hostStatus(t, (fn) => this.within(t, signal, fn));
-    this.statusCache.set(key, { at: Date.now(), value });
-    void value.then((s) =>
-      this.log.debug('fleet host', { host: t.name, status: s.status, durationMs: s.durationMs }),
-    );
-    return value;
+    const entry = { at: Number.POSITIVE_INFINITY, value: hostStatus(t, (fn) => this.within(t, signal, fn)) };
+    this.statusCache.set(key, entry);
+    void entry.value.then((s) => {
+      entry.at = Date.now();
+      this.log.debug('fleet host', { host: t.name, status: s.status, durationMs: s.durationMs });
+    });
+    return entry.value;
   }
 
   /**
