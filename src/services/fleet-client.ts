@@ -9,22 +9,10 @@ import http from 'node:http';
 import https from 'node:https';
 import type { FleetError } from '../domain/fleet.ts';
 import { version } from '../version.ts';
+import { AgentFailure } from './fleet-failure.ts';
 import type { FleetTarget } from './fleet-file.ts';
 
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
-
-export type FailureStatus = 'unreachable' | 'unauthorized' | 'error';
-
-/** Why a host has no answer; carries the fleet status and the problem to report. */
-export class AgentFailure extends Error {
-  readonly status: FailureStatus;
-  readonly problem: FleetError;
-  constructor(status: FailureStatus, problem: FleetError) {
-    super(problem.detail);
-    this.status = status;
-    this.problem = problem;
-  }
-}
 
 const unreachableCodes = new Set([
   'ECONNREFUSED',

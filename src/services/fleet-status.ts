@@ -8,7 +8,7 @@ import { Recommendation } from '../domain/advice.ts';
 import { BenchmarkList } from '../domain/benchmark.ts';
 import type { FleetHostStatus } from '../domain/fleet.ts';
 import { ActivePlan } from '../domain/schemas.ts';
-import { AgentFailure } from './fleet-client.ts';
+import { AgentFailure } from './fleet-failure.ts';
 import type { FleetTarget } from './fleet-file.ts';
 import { HoldList } from './holds-schemas.ts';
 

@@ -12,7 +12,7 @@ import type { FleetHostStatus, FleetSetHost, FleetSetResult, FleetStatus } from 
 import { SetPlanResult } from '../domain/schemas.ts';
 import type { Logger } from '../lib/log.ts';
 import { type RunFn, runCommand } from '../lib/run-command.ts';
-import { AgentFailure, agentFor, askAgent } from './fleet-client.ts';
+import { AgentFailure } from './fleet-failure.ts';
 import { type Fleet, type FleetTarget, loadFleet } from './fleet-file.ts';
 import { expect, hostStatus } from './fleet-status.ts';
 
@@ -103,12 +103,15 @@ export class FleetService {
     return this.fleet.value;
   }
 
-  private agent(t: FleetTarget): http.Agent {
+  /** The HTTP client (node:http/https), loaded on the first fleet call. */
+  private client: Promise<typeof import('./fleet-client.ts')> | undefined;
+
+  private agent(t: FleetTarget, client: typeof import('./fleet-client.ts')): http.Agent {
     // Keyed by everything that decides the connection, so an edited fleet file gets a fresh agent.
     const key = `${t.name}\n${t.url}\n${t.ca ?? ''}`;
     let a = this.agents.get(key);
     if (!a) {
-      a = agentFor(t, 4);
+      a = client.agentFor(t, 4);
       this.agents.set(key, a);
     }
     return a;
@@ -133,8 +136,10 @@ export class FleetService {
     const onAbort = () => controller.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
+      this.client ??= import('./fleet-client.ts');
+      const client = await this.client;
       return await fn((path, method = 'GET', body) =>
-        askAgent(t, this.agent(t), { method, path, body, signal: controller.signal }),
+        client.askAgent(t, this.agent(t, client), { method, path, body, signal: controller.signal }),
       );
     } finally {
       clearTimeout(timer);
