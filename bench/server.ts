@@ -3,12 +3,11 @@
  * built as `powerplan serve` builds it (createApp over buildDeps, with the HTTP security
  * middleware), and beside it in the same process a bare Hono app with one route, `/bare`, that
  * answers the same JSON body without any of the service's work. The difference between the two is
- * the service's overhead; the machine's speed and load cancel out. A second port serves the same app
- * built without the HTTP security middleware (headers, auth), to show what that part costs.
+ * the service's overhead; the machine's speed and load cancel out.
  *
  *   tsx bench/server.ts [--backend simulated|windows] [--delay <emulator ms per call>]
  *
- * Prints `bench server listening on <url> (... plain <url>)` once ready; stops on SIGTERM.
+ * Prints `bench server listening on <url> (...)` once ready; stops on SIGTERM.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +18,7 @@ import { Hono } from 'hono';
 import { loadConfig } from '../src/config.ts';
 import { buildDeps } from '../src/deps.ts';
 import { createApp } from '../src/surfaces/http/app.ts';
-import { installHttpSecurity, loadHttpSecurity, serveOptions } from '../src/surfaces/http/security.ts';
+import { loadHttpSecurity, serveOptions } from '../src/surfaces/http/security.ts';
 import { emulatedWindows } from './lib/emulated-windows.ts';
 
 const { values } = parseArgs({
@@ -39,8 +38,7 @@ const config = loadConfig({
 const windows = values.backend === 'windows' ? await emulatedWindows(Number(values.delay)) : undefined;
 const deps = buildDeps(config, windows ? { backend: windows.backend } : {});
 const security = await loadHttpSecurity(config, deps.log);
-const app = createApp(deps, { middleware: (a) => installHttpSecurity(a, security, deps.log) });
-const plainApp = createApp(deps);
+const app = createApp(deps, security);
 
 // The same body the real route answers, computed once: only the service's work differs.
 const body = await deps.backend.getActive();
@@ -60,18 +58,14 @@ const portOf = (s: ReturnType<typeof serve>) => {
 const server = await listen((req, env) =>
   req.url.endsWith('/bare') ? bare.fetch(req, env) : app.fetch(req, env),
 );
-const plain = await listen((req, env) => plainApp.fetch(req, env));
 process.stdout.write(
-  `bench server listening on http://127.0.0.1:${portOf(server)} (backend: ${deps.backend.name}; ` +
-    `without the security middleware: plain http://127.0.0.1:${portOf(plain)})\n`,
+  `bench server listening on http://127.0.0.1:${portOf(server)} (backend: ${deps.backend.name})\n`,
 );
 
 process.once('SIGTERM', () => {
   deps.shutdown.abort();
-  for (const s of [server, plain]) {
-    s.close();
-    (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-  }
+  server.close();
+  (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
   void Promise.all([rm(stateDir, { recursive: true, force: true }), windows?.cleanup()]).then(() =>
     process.exit(0),
   );

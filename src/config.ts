@@ -25,6 +25,33 @@ export const boolVar = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
+/** A host name or address a Host header may carry: `name`, `name:port`, `[v6]` or `[v6]:port`. */
+const HOST_ENTRY =
+  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * POWERPLAN_ALLOWED_HOSTS: extra names (besides loopback) that callers without a token may put in
+ * the Host header, comma-separated, lower-cased; `name` allows any port, `name:port` one port.
+ */
+export const hostList = z
+  .string()
+  .transform((text) =>
+    text
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  )
+  .pipe(
+    z.array(
+      z
+        .string()
+        .regex(
+          HOST_ENTRY,
+          "list host names or addresses, comma-separated, each optionally with ':port' (no scheme, no path, no '*')",
+        ),
+    ),
+  );
+
 export const ConfigSchema = z.object({
   host: z.string().min(1).default('127.0.0.1'),
   port: z.coerce.number().int().min(0).max(65535).default(8750),
@@ -41,6 +68,7 @@ export const ConfigSchema = z.object({
   tlsKey: z.string().min(1).optional(),
   corsOrigins: z.string().min(1).optional(),
   frameAncestors: z.string().min(1).default("'self'"),
+  allowedHosts: hostList.default([]),
   /** Desired state (docs/HOLDS.md): the plan to keep, how often to check (s), whether to set it back. */
   desiredPlan: z.string().min(1).max(256).optional(),
   desiredInterval: z.coerce.number().int().min(1).max(86_400).default(60),
@@ -70,6 +98,7 @@ const variables: Record<keyof Config, string> = {
   tlsKey: 'POWERPLAN_TLS_KEY',
   corsOrigins: 'POWERPLAN_CORS_ORIGINS',
   frameAncestors: 'POWERPLAN_FRAME_ANCESTORS',
+  allowedHosts: 'POWERPLAN_ALLOWED_HOSTS',
   desiredPlan: 'POWERPLAN_DESIRED_PLAN',
   desiredInterval: 'POWERPLAN_DESIRED_INTERVAL',
   desiredEnforce: 'POWERPLAN_ENFORCE',

@@ -12,6 +12,7 @@ export const errorCodes = {
   conflict: { status: 409, title: 'Conflict' },
   busy: { status: 409, title: 'Busy' },
   payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   unsupported: { status: 422, title: 'Not supported on this system' },
   os_error: { status: 502, title: 'Operating system command failed' },
   timeout: { status: 504, title: 'Timed out' },

@@ -8,8 +8,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
-import { PowerPlanError } from '../domain/errors.ts';
+import { isPowerPlanError, PowerPlanError } from '../domain/errors.ts';
 import { type Caller, Scope } from '../domain/scopes.ts';
 import { FileLock } from './file-lock.ts';
 import { Lock } from './lock.ts';
@@ -164,42 +165,88 @@ export type Verdict =
   | { ok: true; caller: Caller }
   | { ok: false; reason: 'missing' | 'malformed' | 'unknown' };
 
+/** How often a failed read of the token file is tried again before the reload gives up for now. */
+const READ_ATTEMPTS = 3;
+
 /**
  * Checks bearer tokens against the token file, re-reading it when its identity, size or mtime
- * change. A file that turns invalid while running rejects every token (fail closed) until fixed.
+ * change. The entries are swapped only after a complete, valid read, and a request arriving during
+ * a reload waits for it, so a revoked token is refused from the moment the new file is read. A file
+ * that turns invalid while running rejects every token (fail closed) until fixed. A read that fails
+ * (EMFILE, EACCES, EIO: the file may be fine) is tried again and, failing still, keeps the entries
+ * in force and is retried on the next request; only a first read that fails leaves no tokens.
  */
 export class TokenVerifier {
   readonly path: string;
   private entries: { entry: TokenEntry; digest: Buffer }[] = [];
   private seen = '';
+  private loaded = false;
+  private loading: Promise<void> | undefined;
   private broken: string | undefined;
-  private readonly onProblem: (message: string) => void;
+  private reported: string | undefined;
+  private readonly onProblem: (message: string, tokensKept: boolean) => void;
 
-  constructor(path: string, onProblem: (message: string) => void = () => {}) {
+  /** `onProblem` hears of each new problem once: the message, and whether earlier tokens stay valid. */
+  constructor(path: string, onProblem: (message: string, tokensKept: boolean) => void = () => {}) {
     this.path = path;
     this.onProblem = onProblem;
   }
 
-  /** Reloads when the file changed; safe to call on every request (one stat). */
-  async refresh(): Promise<void> {
-    let key: string;
+  private report(message: string, tokensKept: boolean): void {
+    if (message === this.reported) return;
+    this.reported = message;
+    this.onProblem(message, tokensKept);
+  }
+
+  /** Reloads when the file changed; safe to call on every request (one stat, shared while running). */
+  refresh(): Promise<void> {
+    this.loading ??= this.reload().finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
+  }
+
+  private async fileKey(): Promise<string> {
     try {
       const s = await stat(this.path, { bigint: true });
-      key = `${s.ino}:${s.size}:${s.mtimeNs}`;
+      return `${s.ino}:${s.size}:${s.mtimeNs}`;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      key = 'absent';
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+      throw e;
     }
-    if (key === this.seen) return;
-    this.seen = key;
-    try {
-      const file = await readTokenFile(this.path);
-      this.entries = file.tokens.map((entry) => ({ entry, digest: Buffer.from(entry.sha256, 'hex') }));
-      this.broken = undefined;
-    } catch (e) {
-      this.entries = [];
-      this.broken = e instanceof Error ? e.message : String(e);
-      this.onProblem(this.broken);
+  }
+
+  private async reload(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      let key: string | undefined;
+      try {
+        key = await this.fileKey();
+        if (key === this.seen) return;
+        const file = await readTokenFile(this.path);
+        this.entries = file.tokens.map((entry) => ({ entry, digest: Buffer.from(entry.sha256, 'hex') }));
+        this.broken = undefined;
+        this.reported = undefined;
+        this.loaded = true;
+        this.seen = key;
+        return;
+      } catch (e) {
+        if (isPowerPlanError(e)) {
+          // The content is wrong: no token is accepted until the file changes again.
+          this.entries = [];
+          this.broken = e.message;
+          this.seen = key ?? '';
+          this.report(this.broken, false);
+          return;
+        }
+        if (attempt < READ_ATTEMPTS) {
+          await delay(10 * attempt);
+          continue;
+        }
+        const why = `cannot read ${this.path} (${(e as NodeJS.ErrnoException).code ?? e})`;
+        if (!this.loaded) this.broken = why;
+        this.report(why, this.loaded);
+        return;
+      }
     }
   }
 

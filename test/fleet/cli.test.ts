@@ -19,7 +19,7 @@ describe('powerplan fleet (CLI)', () => {
     env = {
       POWERPLAN_BACKEND: 'simulated',
       POWERPLAN_STATE_DIR: join(rig.dir, 'cli-state'),
-      POWERPLAN_FLEET_TIMEOUT_MS: '2500',
+      POWERPLAN_FLEET_TIMEOUT_MS: '5000',
     };
   });
   after(() => rig?.cleanup());
@@ -29,7 +29,7 @@ describe('powerplan fleet (CLI)', () => {
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /^HOST\s+STATUS\s+PLAN\s+KIND\s+ADVICE\s+BURST\s+DRIFT\s+HOLDS/);
     assert.match(table.stdout, /agent1\s+ok\s+Balanced\s+balanced/);
-    assert.match(table.stdout, /slow: Timed out: No answer within 2500 ms/);
+    assert.match(table.stdout, /slow: Timed out: No answer within 5000 ms/);
     assert.match(table.stdout, /9 hosts: 6 ok, 2 unreachable, 1 unauthorized, 0 error/);
     const json = await runCli(['fleet', 'status', '--fleet', rig.fleetFile, '--tags', 'web', '--json'], env);
     assert.equal(json.code, 0, json.stderr);

@@ -14,7 +14,7 @@ import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { type FleetRig, fleetRig } from './rig.ts';
 
-const TIMEOUT_MS = 2_500;
+const TIMEOUT_MS = 5_000;
 
 describe('fleet over live agents', () => {
   let rig: FleetRig;

@@ -21,7 +21,7 @@ describe('status page: fleet view', { skip }, () => {
     rig = await fleetRig(5);
     t = await testDeps({
       POWERPLAN_FLEET_FILE: rig.fleetFile,
-      POWERPLAN_FLEET_TIMEOUT_MS: '2000',
+      POWERPLAN_FLEET_TIMEOUT_MS: '5000',
       POWERPLAN_PORT: '0',
       POWERPLAN_HOST: '127.0.0.1',
     });

@@ -13,7 +13,7 @@ import { createLogger } from '../../src/lib/log.ts';
 import { createToken } from '../../src/lib/tokens.ts';
 import type { Operation } from '../../src/operations/define.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { installHttpSecurity, loadHttpSecurity } from '../../src/surfaces/http/security.ts';
+import { loadHttpSecurity } from '../../src/surfaces/http/security.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 
 export interface SecureHarness {
@@ -41,7 +41,7 @@ export const secureHarness = async (
   const log = createLogger('debug', (l) => logLines.push(l));
   const t = await testDeps({ POWERPLAN_TOKEN_FILE: tokenFile, ...extraEnv }, { log, ...overrides });
   const sec = await loadHttpSecurity(t.deps.config, log);
-  const app = createApp(t.deps, { middleware: (a) => installHttpSecurity(a, sec, log) });
+  const app = createApp(t.deps, sec);
   return {
     t,
     app,

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { createToken, parseScopes, revokeToken } from '../../src/lib/tokens.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { installHttpSecurity, loadHttpSecurity } from '../../src/surfaces/http/security.ts';
+import { loadHttpSecurity } from '../../src/surfaces/http/security.ts';
 import { makeTestCertificate, runCli, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import { bearer, type SecureHarness, secureHarness, strangerToken } from './harness.ts';
 
@@ -184,7 +184,7 @@ describe('safe defaults', () => {
   const appFor = async (env: Record<string, string>) => {
     const config = loadConfig({ ...t.env, ...env });
     const sec = await loadHttpSecurity(config, silent);
-    return createApp({ ...t.deps, config }, { middleware: (a) => installHttpSecurity(a, sec, silent) });
+    return createApp({ ...t.deps, config }, sec);
   };
 
   it('without a token file: local callers are served, other addresses get 403', async () => {

@@ -15,31 +15,8 @@ import { runOperation } from '../../operations/run.ts';
 import { version } from '../../version.ts';
 import { normalizeError, toProblem } from '../errors.ts';
 import { coerceStrings, inputFields } from '../input.ts';
+import type { CliIo, ServiceCommand } from './command.ts';
 import { tokenCommands } from './token-commands.ts';
-
-export interface CliIo {
-  env: NodeJS.ProcessEnv;
-  out: (text: string) => void;
-  err: (text: string) => void;
-  /** True when stderr is a terminal: progress is shown there. */
-  interactive: boolean;
-}
-
-/** A command that is not an operation: it runs with the parsed config and returns an exit code. */
-export interface ServiceCommand {
-  command: string[];
-  summary: string;
-  usage?: string;
-  options?: ParseArgsConfig['options'];
-  /** Parses config and builds deps itself when it needs them (serve does, openapi does not). */
-  run: (args: {
-    values: Record<string, unknown>;
-    positionals: string[];
-    config: () => Config;
-    deps: () => Deps;
-    io: CliIo;
-  }) => Promise<number | 'keep-running'>;
-}
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -65,7 +42,7 @@ const serviceCommands: ServiceCommand[] = [
     command: ['mcp'],
     summary: 'Serve MCP on stdin/stdout for a desktop AI assistant (logs go to stderr).',
     run: async ({ deps }) => {
-      const { serveMcpStdio } = await import('../mcp/server.ts');
+      const { serveMcpStdio } = await import('../mcp/stdio.ts');
       await serveMcpStdio(deps());
       return 'keep-running';
     },

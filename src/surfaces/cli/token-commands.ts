@@ -6,7 +6,7 @@
 import type { Config } from '../../config.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
 import { createToken, parseScopes, readTokenFile, revokeToken } from '../../lib/tokens.ts';
-import type { CliIo, ServiceCommand } from './cli.ts';
+import type { CliIo, ServiceCommand } from './command.ts';
 
 const tokenFileOf = (config: Config): string => {
   if (!config.tokenFile) {

@@ -10,9 +10,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { swaggerUI } from '@hono/swagger-ui';
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
 import { PowerPlanError } from '../../domain/errors.ts';
-import { addPublicRoute } from './auth.ts';
+import type { SubApp } from './env.ts';
 
 export const DOCS_PATH = '/docs';
 export const DOCS_ASSETS = '/docs/assets';
@@ -71,17 +71,9 @@ const loadDistFile = (name: string): Promise<Buffer> => {
   return file;
 };
 
-/** Registered on first mount, not at import: auth.ts and rest.ts import each other. */
-let publicRegistered = false;
-
-// biome-ignore lint/suspicious/noExplicitAny: mounts on any app, whatever its Env
-export const mountDocs = (app: Hono<any>): void => {
-  if (!publicRegistered) {
-    // The docs show only the published contract, like /openapi.json: readable without a token.
-    addPublicRoute({ path: DOCS_PATH });
-    addPublicRoute({ prefix: `${DOCS_PATH}/` });
-    publicRegistered = true;
-  }
+/** Swagger UI and its files; public like /openapi.json, as they show only the published contract. */
+export const createDocs = (): SubApp => {
+  const app = new Hono();
   app.get(
     DOCS_PATH,
     swaggerUI({
@@ -112,4 +104,5 @@ export const mountDocs = (app: Hono<any>): void => {
       'cache-control': 'public, max-age=3600',
     });
   });
+  return { app, publicRoutes: [{ path: DOCS_PATH }, { prefix: `${DOCS_PATH}/` }] };
 };

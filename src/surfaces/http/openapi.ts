@@ -30,7 +30,11 @@ const errorStatuses = (op: Operation): number[] => {
     statuses.add(502);
     statuses.add(504);
   }
-  if (op.http.method === 'POST' || op.http.method === 'PUT') statuses.add(413);
+  if (op.http.method === 'POST' || op.http.method === 'PUT') {
+    statuses.add(413);
+    // A body must be sent as Content-Type: application/json (the front-door guard).
+    statuses.add(415);
+  }
   return [...statuses].sort();
 };
 

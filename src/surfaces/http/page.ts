@@ -6,10 +6,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Context, Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
-import { addPublicRoute } from './auth.ts';
+import type { SubApp } from './env.ts';
 
 export const PAGE_ASSETS = '/page';
 
@@ -66,16 +66,9 @@ const pagePolicy = (frameAncestors: string): string =>
     `frame-ancestors ${frameAncestors}`,
   ].join('; ');
 
-/** Registered on first mount, not at import: auth.ts and rest.ts import each other. */
-let publicRegistered = false;
-
-// biome-ignore lint/suspicious/noExplicitAny: mounts on any app, whatever its Env
-export const mountPage = (app: Hono<any>, deps: Deps): void => {
-  if (!publicRegistered) {
-    addPublicRoute({ path: '/' });
-    addPublicRoute({ prefix: `${PAGE_ASSETS}/` });
-    publicRegistered = true;
-  }
+/** The page and its files; all public, as they show nothing until the page's API calls answer. */
+export const createPage = (deps: Pick<Deps, 'config'>): SubApp => {
+  const app = new Hono();
   // Checked at start-up by the HTTP security settings; an app built without them gets 'self'.
   const ancestors = deps.config.frameAncestors;
   const policy = pagePolicy(/^[\w'*.:/ -]+$/.test(ancestors) ? ancestors : "'self'");
@@ -100,4 +93,5 @@ export const mountPage = (app: Hono<any>, deps: Deps): void => {
     if (!Object.hasOwn(assets, name) || name === 'index.html') return c.notFound();
     return send(c, name);
   });
+  return { app, publicRoutes: [{ path: '/' }, { prefix: `${PAGE_ASSETS}/` }] };
 };

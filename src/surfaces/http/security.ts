@@ -1,20 +1,16 @@
 /**
- * The HTTP server's safe defaults, decided once at start-up from the configuration: refuse to
- * listen beyond loopback without a token file, optional TLS, CORS only for listed origins,
- * security headers, and timeouts for slow clients. Bad settings stop the start with a message
- * naming the variable (exit 2), before anything listens.
+ * The HTTP server's settings, decided once at start-up from the configuration: refuse to listen
+ * beyond loopback without a token file, the token file, optional TLS, CORS origins, frame
+ * ancestors, and timeouts for slow clients. Bad settings stop the start with a message naming the
+ * variable (exit 2), before anything listens. The app (app.ts) installs what they decide.
  */
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Hono } from 'hono';
-import { cors } from 'hono/cors';
-import { secureHeaders } from 'hono/secure-headers';
 import type { Config } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
 import { TokenVerifier } from '../../lib/tokens.ts';
-import type { AppEnv } from './app.ts';
-import { authMiddleware, isLoopbackAddress } from './auth.ts';
+import { isLoopbackAddress } from './auth.ts';
 
 /**
  * Node's limits on receiving a request (not on running it: a benchmark may take 20 s or more and
@@ -79,6 +75,12 @@ const readPem = (variable: string, path: string): Buffer => {
   }
 };
 
+/** The settings that need no file: what an app built in-process (tests, embedding) runs with. */
+export const baseSecurity = (config: Config): HttpSecurity => ({
+  corsOrigins: parseCorsOrigins(config.corsOrigins),
+  frameAncestors: parseFrameAncestors(config.frameAncestors),
+});
+
 /** Checks the configuration for the HTTP server; throws a configuration error (exit 2) when unsafe. */
 export const loadHttpSecurity = async (config: Config, log: Deps['log']): Promise<HttpSecurity> => {
   if (!config.tokenFile && !isLoopbackHost(config.host)) {
@@ -102,13 +104,19 @@ export const loadHttpSecurity = async (config: Config, log: Deps['log']): Promis
           key: readPem('POWERPLAN_TLS_KEY', config.tlsKey),
         }
       : undefined;
-  const corsOrigins = parseCorsOrigins(config.corsOrigins);
-  const frameAncestors = parseFrameAncestors(config.frameAncestors);
+  const base = baseSecurity(config);
 
   let verifier: TokenVerifier | undefined;
   if (config.tokenFile) {
-    verifier = new TokenVerifier(config.tokenFile, (problem) =>
-      log.error('token file rejected; no token is accepted until it is fixed', { problem }),
+    verifier = new TokenVerifier(config.tokenFile, (problem, tokensKept) =>
+      tokensKept
+        ? log.warn(
+            'token file unreadable; the tokens read before stay in force, retried on the next request',
+            {
+              problem,
+            },
+          )
+        : log.error('token file rejected; no token is accepted until it is fixed', { problem }),
     );
     await verifier.refresh();
     if (verifier.problem) throw configError('POWERPLAN_TOKEN_FILE', verifier.problem);
@@ -119,46 +127,7 @@ export const loadHttpSecurity = async (config: Config, log: Deps['log']): Promis
       });
     }
   }
-  return { ...(verifier ? { verifier } : {}), ...(tls ? { tls } : {}), corsOrigins, frameAncestors };
-};
-
-/** Response headers, CORS and authentication, in that order (a CORS preflight carries no token). */
-export const installHttpSecurity = (app: Hono<AppEnv>, sec: HttpSecurity, log: Deps['log']): void => {
-  const ancestors = sec.frameAncestors;
-  const onlySelf = ancestors.length === 1 && ancestors[0] === "'self'";
-  const none = ancestors.length === 1 && ancestors[0] === "'none'";
-  app.use(
-    '*',
-    secureHeaders({
-      contentSecurityPolicy: { frameAncestors: ancestors },
-      // X-Frame-Options cannot list origins: send it only where it says the same as frame-ancestors.
-      xFrameOptions: onlySelf ? 'SAMEORIGIN' : none ? 'DENY' : false,
-      strictTransportSecurity: sec.tls ? 'max-age=31536000' : false,
-      crossOriginEmbedderPolicy: false,
-      // A page or docs route may set its own fuller policy.
-      overwrite: false,
-    }),
-  );
-  if (sec.corsOrigins.length) {
-    app.use(
-      '*',
-      cors({
-        origin: sec.corsOrigins,
-        allowMethods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
-        allowHeaders: [
-          'Authorization',
-          'Content-Type',
-          'Mcp-Session-Id',
-          'Mcp-Protocol-Version',
-          'Last-Event-ID',
-        ],
-        exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate'],
-        maxAge: 600,
-        credentials: false,
-      }),
-    );
-  }
-  app.use('*', authMiddleware({ ...(sec.verifier ? { verifier: sec.verifier } : {}), log }));
+  return { ...base, ...(verifier ? { verifier } : {}), ...(tls ? { tls } : {}) };
 };
 
 /** Options for @hono/node-server's `serve`: HTTPS when configured, and the receive timeouts. */

@@ -9,7 +9,7 @@ import { startDesiredChecker } from '../../services/desired.ts';
 import { startHoldTimer } from '../../services/holds.ts';
 import { recover } from '../../services/recovery.ts';
 import { createApp } from './app.ts';
-import { installHttpSecurity, loadHttpSecurity, serveOptions } from './security.ts';
+import { loadHttpSecurity, serveOptions } from './security.ts';
 
 export interface RunningServer {
   url: string;
@@ -20,7 +20,7 @@ export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
   // Unsafe settings stop the start before recovery touches anything.
   const security = await loadHttpSecurity(deps.config, deps.log);
   await recover(deps);
-  const app = createApp(deps, { middleware: (a) => installHttpSecurity(a, security, deps.log) });
+  const app = createApp(deps, security);
   const { host, port } = deps.config;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port, ...serveOptions(security) }, () => resolve(s));

@@ -4,11 +4,10 @@
  * through runOperation, so scopes, validation and error texts are those of REST. Everything that
  * does not depend on the caller (tool list with portable schemas, prompts) is built once per
  * service by `mcpFactory`; a server per caller is then a few handler registrations, which is what
- * MCP over stateless HTTP does per request. Transports live elsewhere (stdio below, Streamable
+ * MCP over stateless HTTP does per request. Transports live elsewhere (stdio.ts, Streamable
  * HTTP in http.ts); this module is only ever imported lazily, because the SDK is heavy.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -26,7 +25,6 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { describeZodError } from '../../domain/errors.ts';
 import type { Caller } from '../../domain/scopes.ts';
-import { localCaller } from '../../domain/scopes.ts';
 import type { Operation, Progress } from '../../operations/define.ts';
 import { operations as registry } from '../../operations/index.ts';
 import { runOperation } from '../../operations/run.ts';
@@ -318,30 +316,4 @@ const serverFor = (deps: Deps, caller: Caller, catalog: Catalog): Server => {
   });
 
   return server;
-};
-
-/**
- * `powerplan mcp`: serves the local caller over stdin/stdout. stdout carries only protocol
- * messages (the logger writes to stderr); the process ends when the client closes stdin.
- */
-export const serveMcpStdio = async (deps: Deps): Promise<void> => {
-  const server = createMcpServer(deps, localCaller);
-  const transport = new StdioServerTransport();
-  let stopping = false;
-  const stop = async (reason: string) => {
-    if (stopping) return;
-    stopping = true;
-    deps.log.info('mcp stdio stopping', { reason });
-    deps.shutdown.abort(new Error('shutting down'));
-    // A cancelled plan change or comparison puts the original plan back under the plan lock:
-    // taking the lock once waits for that restore (bounded) before the process ends.
-    await deps.planLock.run('mcp shutdown', async () => {}, 30_000).catch(() => {});
-    await server.close().catch(() => {});
-    process.exit(0);
-  };
-  process.stdin.once('end', () => void stop('stdin closed'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
-  await server.connect(transport);
-  deps.log.info('mcp stdio ready', { backend: deps.backend.name });
 };

@@ -1,0 +1,26 @@
+/**
+ * What every HTTP module shares without importing the app: the context variables our middleware
+ * leaves for later handlers, the Node objects behind a request, and the public-route type.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context, Hono } from 'hono';
+import type { Caller } from '../../domain/scopes.ts';
+
+export type AppEnv = { Variables: { caller: Caller } };
+
+/**
+ * A route anyone may GET/HEAD without a token and from any Host: an exact path, or everything below
+ * a prefix. Only static, data-free routes qualify (liveness, the API contract, page and docs files).
+ */
+export type PublicRoute = { path: string } | { prefix: string };
+
+/** A Hono sub-app and the public routes it serves, as the page and the docs hand them to the app. */
+export interface SubApp {
+  // biome-ignore lint/suspicious/noExplicitAny: a sub-app mounts on the app whatever its Env
+  app: Hono<any>;
+  publicRoutes: PublicRoute[];
+}
+
+/** The Node request and response when served by @hono/node-server; absent for in-process requests. */
+export const nodeOf = (c: Context): { incoming?: IncomingMessage; outgoing?: ServerResponse } =>
+  (c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined) ?? {};

@@ -1,0 +1,46 @@
+/**
+ * Problem responses: every error an HTTP route or middleware throws ends here, in the app's
+ * onError, and leaves as RFC 9457 problem+json (the shape itself is surfaces/errors.ts), with the
+ * headers its code calls for.
+ */
+import type { Context, ErrorHandler } from 'hono';
+import type { Deps } from '../../deps.ts';
+import type { PowerPlanError } from '../../domain/errors.ts';
+import { normalizeError, toProblem } from '../errors.ts';
+import { Refusal, type Refusals } from './refusals.ts';
+
+const headersFor = (err: PowerPlanError): Record<string, string> => {
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  if (err.code === 'unauthorized') {
+    const invalid = !(err instanceof Refusal && err.reason === 'token_missing');
+    headers['www-authenticate'] = invalid
+      ? 'Bearer realm="powerplan", error="invalid_token"'
+      : 'Bearer realm="powerplan"';
+  }
+  // The unread rest of an oversized body would be parsed as the next request: end the connection,
+  // and say so, so that a keep-alive client opens a new one instead of failing on a dead socket.
+  if (err.code === 'payload_too_large') headers.connection = 'close';
+  return headers;
+};
+
+/** The problem+json response for an error (any thrown value; unexpected ones become `internal`). */
+export const problemResponse = (c: Context, error: unknown): Response => {
+  const err = normalizeError(error);
+  return c.body(JSON.stringify(toProblem(err)), err.status as 400, headersFor(err));
+};
+
+/** The app's onError: logs unexpected errors, records refusals, answers problem+json. */
+export const errorHandler =
+  (log: Deps['log'], refusals: Refusals): ErrorHandler =>
+  (error, c) => {
+    const err = normalizeError(error);
+    if (err.code === 'internal') {
+      log.error('unexpected error', {
+        path: c.req.path,
+        error: String(err.cause ?? error),
+        stack: (err.cause as Error | undefined)?.stack,
+      });
+    }
+    if (err instanceof Refusal) refusals.record(err.reason, c);
+    return problemResponse(c, err);
+  };

@@ -1,0 +1,102 @@
+/**
+ * One Hono route per operation, derived from the registry. Input is validated once by the
+ * operation's zod schema (path params + query for GET/DELETE, path params + JSON body otherwise),
+ * the handler runs, the output is validated and returned as JSON; errors go to the app's onError.
+ */
+import type { Context, Hono } from 'hono';
+import type { Deps } from '../../deps.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
+import type { Operation } from '../../operations/define.ts';
+import { operations } from '../../operations/index.ts';
+import { runOperation } from '../../operations/run.ts';
+import { coerceStrings } from '../input.ts';
+import { type AppEnv, nodeOf } from './env.ts';
+
+const honoPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+const readInput = async (op: Operation, c: Context): Promise<unknown> => {
+  const params = c.req.param() as Record<string, string>;
+  if (op.http.method === 'GET' || op.http.method === 'DELETE') {
+    return { ...coerceStrings(op, c.req.queries() ?? {}), ...coerceStrings(op, params) };
+  }
+  const text = await c.req.text();
+  let body: unknown = {};
+  if (text.trim() !== '') {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new PowerPlanError('invalid_input', 'The request body is not valid JSON.');
+    }
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new PowerPlanError('invalid_input', 'The request body must be a JSON object.');
+  }
+  return { ...body, ...coerceStrings(op, params) };
+};
+
+/**
+ * Per request, an abort signal for when the client goes away or the service shuts down. Not
+ * AbortSignal.any over the request's own signal: on Node 20 that costs more than the rest of a read
+ * request together (docs/PERFORMANCE.md). Instead one listener on shutdown aborts every live request,
+ * and the response's `close` before it finished means the client is gone.
+ */
+const requestSignals = (deps: Deps) => {
+  const live = new Set<AbortController>();
+  const shutdown = deps.shutdown.signal;
+  shutdown.addEventListener('abort', () => {
+    for (const controller of live) controller.abort(shutdown.reason);
+  });
+  return (c: Context): { signal: AbortSignal; release: () => void } => {
+    const controller = new AbortController();
+    if (shutdown.aborted) {
+      controller.abort(shutdown.reason);
+      return { signal: controller.signal, release: () => {} };
+    }
+    const { outgoing } = nodeOf(c);
+    if (!outgoing) {
+      // Not served by the Node adapter (app.fetch in tests): the Request carries its own signal.
+      const raw = c.req.raw.signal as AbortSignal | undefined;
+      live.add(controller);
+      const onAbort = () => controller.abort(raw?.reason);
+      raw?.addEventListener('abort', onAbort, { once: true });
+      return {
+        signal: controller.signal,
+        release: () => {
+          live.delete(controller);
+          raw?.removeEventListener('abort', onAbort);
+        },
+      };
+    }
+    const onClose = () => {
+      if (!outgoing.writableFinished) controller.abort(new Error('The client closed the connection.'));
+    };
+    live.add(controller);
+    outgoing.once('close', onClose);
+    return {
+      signal: controller.signal,
+      release: () => {
+        live.delete(controller);
+        outgoing.off('close', onClose);
+      },
+    };
+  };
+};
+
+export const mountOperations = (app: Hono<AppEnv>, deps: Deps): void => {
+  const requestSignal = requestSignals(deps);
+  for (const op of operations) {
+    app.on(op.http.method, honoPath(op.http.path), async (c) => {
+      const { signal, release } = requestSignal(c);
+      try {
+        const output = await runOperation(op, await readInput(op, c), {
+          ...deps,
+          caller: c.get('caller'),
+          signal,
+        });
+        return c.json(output as object, op.http.status ?? 200);
+      } finally {
+        release();
+      }
+    });
+  }
+};
