@@ -11,10 +11,13 @@
  *
  * Goals, as ratios to the bare route in the same run: `/healthz` (every middleware, a trivial
  * handler) >= 0.80 of its throughput, `GET /v1/plans/active` >= 0.50; the API p99 stays under 10 ms.
+ * A further section (bench/lib/mcp-load.ts) measures an MCP tool call over HTTP against the same
+ * REST read: goal >= 30% of its throughput.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { footer, header, median, verdict } from './lib/machine.ts';
+import { measureMcpVsRest, printMcpVsRest } from './lib/mcp-load.ts';
 import { autocannon, cpuMs, type LoadResult, repoRoot, startProcess } from './lib/processes.ts';
 
 const { values } = parseArgs({
@@ -112,5 +115,21 @@ for (const r of rows) {
     apiP99 < 10 ? 'met' : verdict(apiP99, 10, ' ms'),
   ];
   console.log(`| ${line.join(' | ')} |`);
+}
+
+// MCP over HTTP against REST: the same operation on the same server, simulated backend.
+{
+  const mcpConnections = 20;
+  const server = await startProcess(['--import', 'tsx', join(repoRoot, 'bench', 'server.ts')]);
+  try {
+    const m = await measureMcpVsRest(server.url, server.child.pid!, {
+      connections: mcpConnections,
+      seconds,
+      rounds,
+    });
+    printMcpVsRest('simulated', m, mcpConnections);
+  } finally {
+    await server.stop();
+  }
 }
 footer();

@@ -77,6 +77,11 @@ export const ConfigSchema = z.object({
   desiredPlan: z.string().min(1).max(256).optional(),
   desiredInterval: z.coerce.number().int().min(1).max(86_400).default(60),
   desiredEnforce: boolVar.default(false),
+  /** The fleet (docs/FLEET.md): the fleet file, an Ansible inventory, per-host timeout, concurrency. */
+  fleet: z.string().min(1).optional(),
+  ansibleInventory: z.string().min(1).optional(),
+  fleetTimeoutMs: z.coerce.number().int().min(100).max(120_000).default(5_000),
+  fleetConcurrency: z.coerce.number().int().min(1).max(256).default(16),
   /** Audit trail rotation: a file is rotated at this size; this many files are kept. */
   auditMaxBytes: z.coerce
     .number()
@@ -113,6 +118,10 @@ const variables: Record<keyof Config, string> = {
   desiredPlan: 'POWERPLAN_DESIRED_PLAN',
   desiredInterval: 'POWERPLAN_DESIRED_INTERVAL',
   desiredEnforce: 'POWERPLAN_ENFORCE',
+  fleet: 'POWERPLAN_FLEET_FILE',
+  ansibleInventory: 'POWERPLAN_ANSIBLE_INVENTORY',
+  fleetTimeoutMs: 'POWERPLAN_FLEET_TIMEOUT_MS',
+  fleetConcurrency: 'POWERPLAN_FLEET_CONCURRENCY',
   auditMaxBytes: 'POWERPLAN_AUDIT_MAX_BYTES',
   auditFiles: 'POWERPLAN_AUDIT_FILES',
   lockStaleSeconds: 'POWERPLAN_LOCK_STALE_SECONDS',
@@ -146,3 +155,12 @@ export const loadConfig = (
   }
   return parsed.data;
 };
+
+/**
+ * A secret named by the fleet file's `tokenEnv`: read here so that this file stays the one place
+ * that reads the environment.
+ */
+export const secretFromEnvironment = (
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined => env[name];

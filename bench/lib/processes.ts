@@ -88,15 +88,25 @@ export interface LoadResult {
 
 /**
  * autocannon against `url` from its own process: `connections` connections for `seconds`, or
- * exactly `amount` requests when given.
+ * exactly `amount` requests when given; a GET unless `post` is given.
  */
 export const autocannon = async (
   url: string,
-  opts: { connections?: number; seconds?: number; amount?: number } = {},
+  opts: {
+    connections?: number;
+    seconds?: number;
+    amount?: number;
+    /** A POST with this body and these headers instead of a GET. */
+    post?: { body: string; headers: Record<string, string> };
+  } = {},
 ): Promise<LoadResult> => {
   const args = [autocannonCli, '--json', '-c', String(opts.connections ?? 50)];
   if (opts.amount !== undefined) args.push('-a', String(opts.amount));
   else args.push('-d', String(opts.seconds ?? 5));
+  if (opts.post) {
+    args.push('-m', 'POST', '-b', opts.post.body);
+    for (const [k, v] of Object.entries(opts.post.headers)) args.push('-H', `${k}=${v}`);
+  }
   const { stdout } = await execFileP(process.execPath, [...args, url], { maxBuffer: 64 * 1024 * 1024 });
   const r = JSON.parse(stdout) as {
     requests: { average: number; total: number };

@@ -35,6 +35,8 @@ export interface CliBinding {
   positional?: string[];
   /** Renders the output for a person; --json prints the output as REST returns it. */
   format?: (output: never) => string;
+  /** The exit code for an output that is an answer but not a success (default 0), e.g. a fleet change that failed on a host. */
+  exitCode?: (output: never) => number;
 }
 
 export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
@@ -53,6 +55,9 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
 /** Keeps the input/output types of one operation tied together while storing it untyped. */
 export const defineOperation = <I extends z.ZodObject, O extends z.ZodType>(
   op: Omit<Operation<I, O>, 'cli'> & {
-    cli: Omit<CliBinding, 'format'> & { format?: (output: z.infer<O>) => string };
+    cli: Omit<CliBinding, 'format' | 'exitCode'> & {
+      format?: (output: z.infer<O>) => string;
+      exitCode?: (output: z.infer<O>) => number;
+    };
   },
 ): Operation => op as unknown as Operation;

@@ -7,82 +7,20 @@
  * POWERPLAN_SCREENSHOT=docs/status-page.png refreshes the README's screenshot.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { runCli, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-const inCi = process.env.CI === 'true';
-const skip =
-  !present && !inCi ? `${CHROMIUM} is missing (apt-get install chromium); the page tests are skipped` : false;
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-interface Browser {
-  context: BrowserContext;
-  page: Page;
-  /** Every URL the page asked for, whether or not it was answered. */
-  requests: string[];
-  close: () => Promise<void>;
-}
-
-const openBrowser = async (viewport = { width: 1100, height: 900 }): Promise<Browser> => {
-  const profile = await mkdtemp(join(tmpdir(), 'powerplan-chromium-'));
-  // launchPersistentContext gives Chromium this fresh profile as its --user-data-dir.
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
-  const requests: string[] = [];
-  context.on('request', (r) => requests.push(r.url()));
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  return {
-    context,
-    page,
-    requests,
-    close: async () => {
-      await context.close();
-      await rm(profile, { recursive: true, force: true });
-      assert.deepEqual(errors, [], 'the page threw');
-    },
-  };
-};
-
-const assertOnlyLoopback = (requests: string[]) => {
-  assert.ok(requests.length > 5, `the page made its API calls (${requests.length})`);
-  for (const url of requests) {
-    const u = new URL(url);
-    if (u.protocol === 'data:') continue;
-    assert.ok(['http:', 'https:', 'ws:'].includes(u.protocol), `unexpected request ${url}`);
-    assert.ok(LOOPBACK.has(u.hostname), `a request left localhost: ${url}`);
-  }
-};
+import { assertOnlyLoopback, type Browser, CHROMIUM, openBrowser, present, ready, skip } from './browser.ts';
 
 const activeKind = async (server: ServerProcess, headers: Record<string, string> = {}) => {
   const res = await fetch(`${server.url}/v1/plans/active`, { headers });
   return ((await res.json()) as { plan: { kind: string } }).plan.kind;
 };
-
-const ready = (page: Page) => page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
 
 describe('status page files', () => {
   let t: TestDeps;
@@ -102,7 +40,7 @@ describe('status page files', () => {
     assert.match(csp, /frame-ancestors 'self'/);
     assert.doesNotMatch(await res.text(), /class="embed"/);
     assert.match(await (await app.request('/?embed=1')).text(), /<html lang="en" class="embed">/);
-    for (const name of ['app.js', 'api.js', 'view.js', 'chart.js', 'style.css'])
+    for (const name of ['app.js', 'api.js', 'view.js', 'chart.js', 'fleet.js', 'confirm.js', 'style.css'])
       assert.equal((await app.request(`/page/${name}`)).status, 200, name);
     for (const path of [
       '/page/index.html',

@@ -98,6 +98,10 @@ export const callError = async (
   return text;
 };
 
+/** Read-only tools a generic check can call on any server; the fleet tools need a fleet (test/fleet). */
+export const callableWithoutSetup = (op: Operation): boolean =>
+  op.annotations.readOnly && !op.name.includes('fleet');
+
 /** Arguments for the read-only tools a generic check can call on any transport. */
 export const readOnlyArgs = (op: Operation): Record<string, unknown> =>
   op.name === 'list_benchmarks' ? { limit: 5 } : {};

@@ -37,7 +37,7 @@ describe('the MCP SDK is loaded only when MCP is used', () => {
 
   it('the walk does see the SDK where it is imported', async () => {
     const { packages } = await staticGraph(join(repoRoot, 'src', 'surfaces', 'mcp', 'server.ts'));
-    assert.ok(packages.has('@modelcontextprotocol/sdk/server/mcp.js'));
+    assert.ok(packages.has('@modelcontextprotocol/sdk/server/index.js'));
   });
 
   it('the HTTP app reaches the MCP handler module, which itself stays SDK-free', async () => {

@@ -9,14 +9,14 @@ import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/t
 import { createToken } from '../../src/lib/tokens.ts';
 import { operationByName, operations } from '../../src/operations/index.ts';
 import { binPath, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
-import { callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
+import { callableWithoutSetup, callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
 
 const newClient = () => new Client({ name: 'powerplan-test', version: '0.0.0' });
 
 /** Calls every read-only tool that needs no arguments; returns their names. */
 const callReadOnly = async (client: Client, tools: Map<string, Tool>): Promise<string[]> => {
   const called: string[] = [];
-  for (const op of operations.filter((o) => o.annotations.readOnly)) {
+  for (const op of operations.filter(callableWithoutSetup)) {
     if (!op.input.safeParse(readOnlyArgs(op)).success) continue;
     await callOk(client, tools, op, readOnlyArgs(op));
     called.push(op.name);

@@ -17,7 +17,7 @@ import { operationByName, operations } from '../../src/operations/index.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
-import { callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
+import { callableWithoutSetup, callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
 
 const connect = async (t: TestDeps, caller: Caller = localCaller, ops?: readonly Operation[]) => {
   const server = createMcpServer(t.deps, caller, ops ? { operations: ops } : {});
@@ -56,7 +56,7 @@ describe('MCP server (in-memory, SDK client)', () => {
 
   it('calls every read-only tool that needs no arguments and checks its structured content', async () => {
     const called: string[] = [];
-    for (const o of operations.filter((x) => x.annotations.readOnly)) {
+    for (const o of operations.filter(callableWithoutSetup)) {
       if (!o.input.safeParse(readOnlyArgs(o)).success) continue;
       await callOk(client, tools, o, readOnlyArgs(o));
       called.push(o.name);

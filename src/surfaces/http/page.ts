@@ -21,6 +21,8 @@ const assets: Record<string, string> = {
   'api.js': 'text/javascript; charset=utf-8',
   'chart.js': 'text/javascript; charset=utf-8',
   'view.js': 'text/javascript; charset=utf-8',
+  'fleet.js': 'text/javascript; charset=utf-8',
+  'confirm.js': 'text/javascript; charset=utf-8',
 };
 
 /**

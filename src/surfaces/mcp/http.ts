@@ -1,8 +1,9 @@
 /**
- * MCP over Streamable HTTP at `/mcp` on the HTTP app: stateless, a new MCP server and transport per
- * request, for the caller the app's auth middleware left on the context. The app's front-door guard
- * (Host, Origin, content type) runs before it, as for every other route. The SDK is imported on the
- * first MCP request, so the REST server and the CLI start without it.
+ * MCP over Streamable HTTP at `/mcp` on the HTTP app: stateless, for the caller the app's auth
+ * middleware left on the context. The app's front-door guard (Host, Origin, content type) runs
+ * before it, as for every other route. The SDK and the tool catalog are loaded on the first MCP
+ * request and kept (so the REST server and the CLI start without them); a request then costs a
+ * small MCP server and transport, and a plain tool call not even those.
  */
 import type { Context } from 'hono';
 import type { Deps } from '../../deps.ts';
@@ -10,10 +11,75 @@ import type { Caller } from '../../domain/scopes.ts';
 
 export const MCP_PATH = '/mcp';
 
+type Loaded = {
+  Transport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport;
+  versions: readonly string[];
+  kit: import('./server.ts').McpKit;
+};
+
+type McpContext = Context<{ Variables: { caller: Caller } }>;
+
+type ToolCall = {
+  jsonrpc: '2.0';
+  id: string | number;
+  method: 'tools/call';
+  params: { name: string; arguments?: object };
+};
+
+/**
+ * A single `tools/call` without a progress token, in headers the transport would accept: answered
+ * directly as one JSON body through the same tool call as the SDK's handler. Everything else
+ * (initialize, lists, prompts, batches, progress, unusual headers) goes through the SDK's transport.
+ */
+const plainToolCall = (c: McpContext, body: unknown, versions: readonly string[]): body is ToolCall => {
+  const m = body as Partial<ToolCall> & { params?: { _meta?: unknown; arguments?: unknown } };
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return false;
+  if (m.jsonrpc !== '2.0' || m.method !== 'tools/call') return false;
+  if (!(typeof m.id === 'string' || (typeof m.id === 'number' && Number.isInteger(m.id)))) return false;
+  const p = m.params;
+  if (!p || typeof p !== 'object' || typeof p.name !== 'string' || p._meta !== undefined) return false;
+  if (
+    p.arguments !== undefined &&
+    (p.arguments === null || typeof p.arguments !== 'object' || Array.isArray(p.arguments))
+  )
+    return false;
+  const accept = c.req.header('accept') ?? '';
+  const version = c.req.header('mcp-protocol-version');
+  return (
+    accept.includes('application/json') &&
+    accept.includes('text/event-stream') &&
+    /^application\/json\s*(;|$)/i.test(c.req.header('content-type') ?? '') &&
+    (version === undefined || versions.includes(version))
+  );
+};
+
+const wantsProgress = (body: unknown): boolean =>
+  (Array.isArray(body) ? body : [body]).some(
+    (m) =>
+      (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !==
+      undefined,
+  );
+
 /** The handler for every method on MCP_PATH; `caller` is set by the authentication before it. */
-export const mcpHandler =
-  (deps: Deps) =>
-  async (c: Context<{ Variables: { caller: Caller } }>): Promise<Response> => {
+export const mcpHandler = (deps: Deps) => {
+  let loaded: Promise<Loaded> | undefined;
+  const load = () =>
+    (loaded ??= Promise.all([
+      import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+      import('./server.ts'),
+    ])
+      .then(([t, types, s]) => ({
+        Transport: t.WebStandardStreamableHTTPServerTransport,
+        versions: types.SUPPORTED_PROTOCOL_VERSIONS,
+        kit: s.mcpFactory(deps),
+      }))
+      .catch((e) => {
+        loaded = undefined;
+        throw e;
+      }));
+
+  return async (c: McpContext): Promise<Response> => {
     // Stateless: no session, so no standalone notification stream (GET) and nothing to end (DELETE).
     if (c.req.method !== 'POST') {
       return c.json(
@@ -22,14 +88,33 @@ export const mcpHandler =
         { Allow: 'POST' },
       );
     }
-    const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
-      import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
-      import('./server.ts'),
-    ]);
-    const server = createMcpServer(deps, c.get('caller'));
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      return c.json(
+        { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null },
+        400,
+      );
+    }
+    const { Transport, versions, kit } = await load();
+    if (plainToolCall(c, body, versions)) {
+      const result = await kit.callTool(c.get('caller'), body.params.name, body.params.arguments ?? {}, {
+        signal: c.req.raw.signal ?? new AbortController().signal,
+        sendNotification: async () => {},
+      });
+      return c.json({ result, jsonrpc: '2.0', id: body.id });
+    }
+    const server = kit.server(c.get('caller'));
+    // An answer without progress is one JSON body; only a request that asked for progress (a
+    // progress token) gets an event stream to carry the notifications.
+    const transport = new Transport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !wantsProgress(body),
+    });
     await server.connect(transport);
     // The client hanging up cancels what its request started (closing aborts running handlers).
     c.req.raw.signal?.addEventListener('abort', () => void server.close().catch(() => {}), { once: true });
-    return transport.handleRequest(c.req.raw);
+    return transport.handleRequest(c.req.raw, { parsedBody: body });
   };
+};

@@ -1,25 +1,43 @@
 /**
  * The MCP surface: one tool per operation of the registry (same name, title, description, schemas
- * and annotations), a `powerplan://status` resource and a `check_server_power` prompt. Calls go
- * through runOperation, so scopes, validation and error texts are those of REST. Transports live
- * elsewhere (stdio.ts, Streamable HTTP in http.ts); this module is only ever imported
- * lazily, because the SDK is heavy.
+ * and annotations), a `powerplan://status` resource and the prompts of prompts.ts. Calls go
+ * through runOperation, so scopes, validation and error texts are those of REST. Everything that
+ * does not depend on the caller (tool list with portable schemas, prompts) is built once per
+ * service by `mcpFactory`; a server per caller is then a few handler registrations, which is what
+ * MCP over stateless HTTP does per request. Transports live elsewhere (stdio.ts, Streamable
+ * HTTP in http.ts); this module is only ever imported lazily, because the SDK is heavy.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
+import { describeZodError } from '../../domain/errors.ts';
 import type { Caller } from '../../domain/scopes.ts';
 import type { Operation, Progress } from '../../operations/define.ts';
 import { operations as registry } from '../../operations/index.ts';
 import { runOperation } from '../../operations/run.ts';
 import { version } from '../../version.ts';
 import { normalizeError, toProblem } from '../errors.ts';
+import { portableJsonSchema } from './portable-schema.ts';
+import { type PromptDef, promptDefs } from './prompts.ts';
 
 export const STATUS_URI = 'powerplan://status';
 
 const instructions = [
-  'powerplan reads, measures and sets the power plan of the machine it runs on.',
+  'powerplan reads, measures and sets the power plan of the machine it runs on, and through the fleet tools',
+  '(get_fleet_status, set_fleet_power_plan) of the servers named in its fleet file.',
   'Start with the read-only tools (get_system_info, get_active_power_plan, list_power_plans).',
   'run_cpu_benchmark loads every CPU for seconds: run it only when the user agrees.',
   'set_power_plan changes the machine: call it only when the user asks for a change, and call it',
@@ -27,7 +45,7 @@ const instructions = [
 ].join(' ');
 
 /** What the request handlers of the SDK hand us that we use. */
-interface RequestExtra {
+export interface RequestExtra {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
   sendNotification: (n: {
@@ -63,9 +81,10 @@ const progressFor = (extra: RequestExtra): ((p: Progress) => void) | undefined =
 };
 
 /**
- * The SDK lists a schema carrying a root `.meta({ id })` as a bare `$ref`, which its own client
- * rejects. An extension (unlike `clone()`, which inherits metadata) has no root id and lists as a
- * plain object schema; nested ids stay definitions. `safeExtend` keeps refinements.
+ * A schema carrying a root `.meta({ id })` would be listed as a bare `$ref`, which clients reject.
+ * An extension (unlike `clone()`, which inherits metadata) has no root id and lists as a plain
+ * object schema; nested ids stay definitions. `safeExtend` keeps refinements. Structured content
+ * must be an object, so an operation answering anything else lists no output schema.
  */
 const withoutRootId = (schema: z.ZodType): z.ZodObject | undefined =>
   schema instanceof z.ZodObject ? schema.safeExtend({}) : undefined;
@@ -97,12 +116,75 @@ export interface McpServerOptions {
   operations?: readonly Operation[];
 }
 
-/** An MCP server for one caller: the caller's scopes decide which tools succeed. */
-export const createMcpServer = (deps: Deps, caller: Caller, options: McpServerOptions = {}): McpServer => {
-  const ops = options.operations ?? registry;
-  const server = new McpServer({ name: 'powerplan', title: 'powerplan', version }, { instructions });
+/** What every server of one service shares: built once, at start or on the first MCP request. */
+interface Catalog {
+  ops: Map<string, { op: Operation; structured: boolean }>;
+  tools: Tool[];
+  prompts: PromptDef[];
+  /** The SDK builds a JSON Schema validator (a new Ajv) per server unless given one: shared here. */
+  validator: AjvJsonSchemaValidator;
+}
 
-  const run = async (op: Operation, input: unknown, extra: RequestExtra) => {
+const buildCatalog = (all: readonly Operation[]): Catalog => {
+  const ops = new Map<string, { op: Operation; structured: boolean }>();
+  const tools = all.map((op): Tool => {
+    const output = withoutRootId(op.output);
+    ops.set(op.name, { op, structured: output !== undefined });
+    return {
+      name: op.name,
+      title: op.title,
+      description: op.description,
+      inputSchema: portableJsonSchema(withoutRootId(op.input)!, 'input') as Tool['inputSchema'],
+      ...(output ? { outputSchema: portableJsonSchema(output, 'output') as Tool['outputSchema'] } : {}),
+      annotations: {
+        title: op.title,
+        readOnlyHint: op.annotations.readOnly,
+        destructiveHint: op.annotations.destructive,
+        idempotentHint: op.annotations.idempotent,
+        openWorldHint: false,
+      },
+    };
+  });
+  return { ops, tools, prompts: promptDefs(all), validator: new AjvJsonSchemaValidator() };
+};
+
+const statusResource = {
+  uri: STATUS_URI,
+  name: 'status',
+  title: 'Power status',
+  description:
+    'The current state in one read: the active plan with its processor settings and owner, the latest ' +
+    'stored CPU benchmark (headline figures) and the recommendation, where this service offers them. ' +
+    'Reading it changes nothing and runs no benchmark.',
+  mimeType: 'application/json',
+};
+
+/** What the transports use: a server per caller, and a tool call without a server (plain HTTP calls). */
+export interface McpKit {
+  server: (caller: Caller) => Server;
+  callTool: (caller: Caller, name: string, args: unknown, extra: RequestExtra) => Promise<CallToolResult>;
+}
+
+/** Builds the catalog once (on first use) for every server and call of this service. */
+export const mcpFactory = (deps: Deps, options: McpServerOptions = {}): McpKit => {
+  let built: Catalog | undefined;
+  const catalog = () => {
+    built ??= buildCatalog(options.operations ?? registry);
+    return built;
+  };
+  return {
+    server: (caller) => serverFor(deps, caller, catalog()),
+    callTool: (caller, name, args, extra) => callTool(deps, caller, catalog(), name, args, extra),
+  };
+};
+
+/** An MCP server for one caller: the caller's scopes decide which tools succeed. */
+export const createMcpServer = (deps: Deps, caller: Caller, options: McpServerOptions = {}): Server =>
+  mcpFactory(deps, options).server(caller);
+
+const runFor =
+  (deps: Deps, caller: Caller) =>
+  async (op: Operation, input: unknown, extra: RequestExtra): Promise<unknown> => {
     const progress = progressFor(extra);
     const { signal, release } = linkedSignal([extra.signal, deps.shutdown.signal]);
     try {
@@ -112,151 +194,126 @@ export const createMcpServer = (deps: Deps, caller: Caller, options: McpServerOp
     }
   };
 
-  const failure = (op: string, e: unknown): CallToolResult => {
+/** One tool call: the operation's output as text and structured content, or its problem as isError. */
+const callTool = async (
+  deps: Deps,
+  caller: Caller,
+  catalog: Catalog,
+  name: string,
+  args: unknown,
+  extra: RequestExtra,
+): Promise<CallToolResult> => {
+  const entry = catalog.ops.get(name);
+  if (!entry) return { isError: true, content: [{ type: 'text', text: `Tool ${name} not found.` }] };
+  try {
+    const output = await runFor(deps, caller)(entry.op, args ?? {}, extra);
+    return {
+      // Compact: the same JSON as structuredContent, for clients that read only text.
+      content: [{ type: 'text', text: JSON.stringify(output) }],
+      ...(entry.structured ? { structuredContent: output as Record<string, unknown> } : {}),
+    };
+  } catch (e) {
     const err = normalizeError(e);
     if (err.code === 'internal') {
       deps.log.error('unexpected error', {
-        tool: op,
+        tool: name,
         error: String(err.cause ?? e),
         stack: (err.cause as Error | undefined)?.stack,
       });
     }
     const problem = toProblem(err);
     return { isError: true, content: [{ type: 'text', text: problem.detail }], _meta: { problem } };
-  };
-
-  for (const op of ops) {
-    const outputSchema = withoutRootId(op.output);
-    server.registerTool(
-      op.name,
-      {
-        title: op.title,
-        description: op.description,
-        inputSchema: withoutRootId(op.input),
-        ...(outputSchema ? { outputSchema } : {}),
-        annotations: {
-          title: op.title,
-          readOnlyHint: op.annotations.readOnly,
-          destructiveHint: op.annotations.destructive,
-          idempotentHint: op.annotations.idempotent,
-          openWorldHint: false,
-        },
-      },
-      async (args: unknown, extra: RequestExtra): Promise<CallToolResult> => {
-        try {
-          const output = await run(op, args, extra);
-          return {
-            content: [{ type: 'text', text: JSON.stringify(output, null, 2) }],
-            ...(outputSchema ? { structuredContent: output as Record<string, unknown> } : {}),
-          };
-        } catch (e) {
-          return failure(op.name, e);
-        }
-      },
-    );
   }
+};
 
-  const byName = (name: string) => ops.find((o) => o.name === name);
+const serverFor = (deps: Deps, caller: Caller, catalog: Catalog): Server => {
+  const server = new Server(
+    { name: 'powerplan', title: 'powerplan', version },
+    {
+      capabilities: { tools: {}, resources: {}, prompts: {} },
+      instructions,
+      jsonSchemaValidator: catalog.validator,
+    },
+  );
+
+  const run = runFor(deps, caller);
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog.tools }));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(
+      deps,
+      caller,
+      catalog,
+      request.params.name,
+      request.params.arguments,
+      extra as unknown as RequestExtra,
+    ),
+  );
 
   /** One part of the status: the operation's output, its problem, or absent when not offered. */
   const part = async (name: string, input: unknown, extra: RequestExtra, pick = (o: unknown) => o) => {
-    const op = byName(name);
-    if (!op) return undefined;
+    const entry = catalog.ops.get(name);
+    if (!entry) return undefined;
     try {
-      return pick(await run(op, input, extra));
+      return pick(await run(entry.op, input, extra));
     } catch (e) {
       return { error: toProblem(normalizeError(e)) };
     }
   };
 
-  server.registerResource(
-    'status',
-    STATUS_URI,
-    {
-      title: 'Power status',
-      description:
-        'The current state in one read: the active plan with its processor settings and owner, the latest ' +
-        'stored CPU benchmark (headline figures) and the recommendation, where this service offers them. ' +
-        'Reading it changes nothing and runs no benchmark.',
-      mimeType: 'application/json',
-    },
-    async (uri, extra) => {
-      const [active, latest, recommendation] = await Promise.all([
-        part('get_active_power_plan', {}, extra),
-        part(
-          'list_benchmarks',
-          { limit: 1 },
-          extra,
-          (o) => (o as { benchmarks?: unknown[] }).benchmarks?.[0] ?? null,
-        ),
-        part('get_recommendation', {}, extra),
-      ]);
-      const status = {
-        generatedAt: new Date().toISOString(),
-        activePlan: active ?? null,
-        ...(latest !== undefined ? { latestBenchmark: latest } : {}),
-        ...(recommendation !== undefined ? { recommendation } : {}),
-      };
-      return {
-        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(status, null, 2) }],
-      };
-    },
-  );
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [statusResource] }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, rawExtra) => {
+    if (request.params.uri !== STATUS_URI)
+      throw new McpError(ErrorCode.InvalidParams, `Resource ${request.params.uri} not found.`);
+    const extra = rawExtra as unknown as RequestExtra;
+    const [active, latest, recommendation] = await Promise.all([
+      part('get_active_power_plan', {}, extra),
+      part(
+        'list_benchmarks',
+        { limit: 1 },
+        extra,
+        (o) => (o as { benchmarks?: unknown[] }).benchmarks?.[0] ?? null,
+      ),
+      part('get_recommendation', {}, extra),
+    ]);
+    const status = {
+      generatedAt: new Date().toISOString(),
+      activePlan: active ?? null,
+      ...(latest !== undefined ? { latestBenchmark: latest } : {}),
+      ...(recommendation !== undefined ? { recommendation } : {}),
+    };
+    return {
+      contents: [{ uri: STATUS_URI, mimeType: 'application/json', text: JSON.stringify(status, null, 2) }],
+    };
+  });
 
-  server.registerPrompt(
-    'check_server_power',
-    {
-      title: "Check this server's power plan",
-      description:
-        'Walks through checking whether the power plan suits this server: read the system and the active ' +
-        'plan, measure only with consent, recommend, and change the plan only when explicitly asked.',
-      argsSchema: {
-        workload: z
-          .string()
-          .max(500)
-          .optional()
-          .describe('What the server runs, e.g. "PostgreSQL OLTP", "build agent", "file server".'),
-      },
-    },
-    ({ workload }) => ({
-      description: 'Check the power plan of this server',
-      messages: [{ role: 'user', content: { type: 'text', text: checkServerPowerText(ops, workload) } }],
-    }),
-  );
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({
+    prompts: catalog.prompts.map(({ name, title, description, arguments: args }) => ({
+      name,
+      title,
+      description,
+      arguments: args,
+    })),
+  }));
+  server.setRequestHandler(GetPromptRequestSchema, (request) => {
+    const def = catalog.prompts.find((p) => p.name === request.params.name);
+    if (!def) throw new McpError(ErrorCode.InvalidParams, `Prompt ${request.params.name} not found.`);
+    const parsed = def.args.safeParse(request.params.arguments ?? {});
+    if (!parsed.success)
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Invalid arguments for prompt ${def.name}: ${describeZodError(parsed.error)}`,
+      );
+    return {
+      description: def.title,
+      messages: [
+        {
+          role: 'user',
+          content: { type: 'text', text: def.text(parsed.data as Record<string, string | undefined>) },
+        },
+      ],
+    };
+  });
 
   return server;
-};
-
-/** The steps of the check, naming only the tools this server offers. */
-const checkServerPowerText = (ops: readonly Operation[], workload: string | undefined): string => {
-  const has = (name: string) => ops.some((o) => o.name === name);
-  const steps = [
-    'Call get_system_info and get_active_power_plan (both read-only) and tell me the OS, whether this is a ' +
-      'virtual machine (then the hypervisor host mostly decides CPU power policy), the active plan, its ' +
-      'processor settings, who owns the setting and whether it can be changed here.',
-    ...(has('run_cpu_benchmark')
-      ? [
-          'If a measurement would help, first look at list_benchmarks for a recent result. Run ' +
-            'run_cpu_benchmark only after I agree: it loads every CPU for a few seconds.',
-        ]
-      : []),
-    has('get_recommendation')
-      ? 'Call get_recommendation with the workload class closest to what the server runs (its `workload` ' +
-        'argument lists them) and explain it in plain words: what it suggests, what each reason rests on, ' +
-        'the confidence, and the trade-off in power and heat.'
-      : 'Say whether the active plan suits the workload and why, with the trade-off in power and heat.',
-    ...(has('compare_power_plans')
-      ? [
-          'If I want the plans measured against each other, offer compare_power_plans: it switches the plan ' +
-            'for a while and loads every CPU, so call it with dryRun: true first and run it only after I agree.',
-        ]
-      : []),
-    'Do not change anything unless I explicitly ask for it. When I do, call set_power_plan with dryRun: true ' +
-      'first, show me what would change, and only then call it again without dryRun.',
-  ];
-  return [
-    `Check whether this server's power plan suits its workload${workload ? `: ${workload}` : ''}.`,
-    '',
-    ...steps.map((s, i) => `${i + 1}. ${s}`),
-  ].join('\n');
 };

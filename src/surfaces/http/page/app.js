@@ -3,6 +3,8 @@
 // API error with the problem's detail.
 import { ApiError, api, forgetToken, getToken, onTokenNeeded, setToken } from './api.js';
 import { burstChart, sustainedChart } from './chart.js';
+import { confirmSwitch } from './confirm.js';
+import { initFleet } from './fleet.js';
 import {
   activeView,
   adviceView,
@@ -207,20 +209,12 @@ const previewSwitch = async (plan, button) => {
     button.disabled = false;
     return;
   }
-  const dialog = $('confirm');
-  $('confirm-h').textContent = `Switch to ${plan.name}?`;
-  replace($('confirm-body'), ...previewView(preview));
-  $('confirm-ok').disabled = !preview.changed;
-  dialog.addEventListener(
-    'close',
-    async () => {
-      button.disabled = false;
-      const confirmed = dialog.returnValue === 'confirm';
-      dialog.returnValue = '';
-      if (!confirmed) {
-        button.focus();
-        return;
-      }
+  confirmSwitch({
+    title: `Switch to ${plan.name}?`,
+    body: previewView(preview),
+    canConfirm: preview.changed,
+    opener: button,
+    onConfirm: async () => {
       try {
         const r = await api('PUT', '/v1/plans/active', { plan: plan.id });
         $('bench-status').textContent = r.changed
@@ -234,10 +228,7 @@ const previewSwitch = async (plan, button) => {
       $('active-plan-name')?.setAttribute('tabindex', '-1');
       $('active-plan-name')?.focus();
     },
-    { once: true },
-  );
-  dialog.showModal();
-  $('confirm-cancel').focus();
+  });
 };
 
 // --- benchmark ----------------------------------------------------------------------------------
@@ -288,6 +279,7 @@ $('bench-form').addEventListener('submit', async (e) => {
 
 $('advice-workload').addEventListener('change', () => loadAdvice());
 $('advice-form').addEventListener('submit', (e) => e.preventDefault());
+$('fleet-filter').addEventListener('submit', (e) => e.preventDefault());
 
 // --- start --------------------------------------------------------------------------------------
 
@@ -299,7 +291,13 @@ const start = async () => {
   $('bench-form').hidden = !may('benchmark');
   $('bench-note').hidden = may('benchmark');
   $('bench-note').textContent = 'Running the benchmark needs a token with the benchmark scope.';
-  await Promise.all([loadPlans(), loadHolds(), loadAdvice(), loadHistory(true)]);
+  await Promise.all([
+    loadPlans(),
+    loadHolds(),
+    loadAdvice(),
+    loadHistory(true),
+    initFleet({ may, reportError }),
+  ]);
   if (!state.allows.length) {
     $('errors').append(
       h(

@@ -1,0 +1,218 @@
+/**
+ * The fleet: the file that names the agents (one powerplan service per server) and the shapes of
+ * the fleet operations' answers. A fleet answer always lists every host it was asked about, with
+ * its own outcome: one dead or slow host never hides the others.
+ */
+import { z } from 'zod';
+import { DesiredSummary, Owner, Plan, PlanKind } from './schemas.ts';
+
+/** Host names and tags end up in tables, labels and log lines: keep them plain. */
+export const FLEET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const nameRule = 'must be 1-63 letters, digits, dots, dashes or underscores, starting with a letter or digit';
+/** A variable name for `tokenEnv`. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+export const FleetHostName = z.string().regex(FLEET_NAME, nameRule);
+export const FleetTag = z.string().regex(FLEET_NAME, nameRule);
+
+/** An agent's base URL: http(s), no credentials, no query or fragment. */
+export const AgentUrl = z.string().superRefine((text, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'is not a URL (e.g. https://db1.example.com:8750)' });
+    return;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    ctx.addIssue({ code: 'custom', message: `must be http:// or https:// (got ${url.protocol})` });
+  if (url.username || url.password)
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must not carry credentials (user:password@); name a tokenFile or tokenEnv instead',
+    });
+  if (url.search || url.hash) ctx.addIssue({ code: 'custom', message: 'must not have a query or fragment' });
+});
+
+export const FleetHostEntry = z
+  .object({
+    name: FleetHostName,
+    url: AgentUrl,
+    tokenFile: z.string().min(1).max(4096).optional(),
+    tokenEnv: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
+    tags: z.array(FleetTag).max(64).default([]),
+    caFile: z.string().min(1).max(4096).optional(),
+  })
+  .strict()
+  .refine((h) => !(h.tokenFile && h.tokenEnv), { message: 'give tokenFile or tokenEnv, not both' });
+export type FleetHostEntry = z.infer<typeof FleetHostEntry>;
+
+export const FleetFile = z
+  .object({ hosts: z.array(FleetHostEntry).max(10_000) })
+  .strict()
+  .superRefine((f, ctx) => {
+    const seen = new Map<string, number>();
+    f.hosts.forEach((h, i) => {
+      const key = h.name.toLowerCase();
+      const first = seen.get(key);
+      if (first !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['hosts', i, 'name'],
+          message: `duplicate host name '${h.name}' (also hosts.${first})`,
+        });
+      else seen.set(key, i);
+    });
+  });
+export type FleetFile = z.infer<typeof FleetFile>;
+
+const Reachability = z.enum(['ok', 'unreachable', 'unauthorized', 'error']).meta({
+  id: 'FleetHostReachability',
+  description:
+    'ok: the agent answered; unreachable: no answer in time (refused, unknown name, timed out); ' +
+    'unauthorized: the agent refused the token (missing, wrong, revoked or lacking the scope); error: any other failure.',
+});
+
+export const FleetError = z
+  .object({
+    title: z.string().describe('What kind of failure, e.g. "Timed out", "Unauthorized", "Conflict".'),
+    detail: z.string().describe("What went wrong on this host, in the agent's words when it answered."),
+    status: z.number().int().optional().describe('The HTTP status the agent answered with, if it answered.'),
+  })
+  .meta({ id: 'FleetError', description: 'Why one host has no answer (its problem title and detail).' });
+export type FleetError = z.infer<typeof FleetError>;
+
+const hostBase = {
+  name: FleetHostName,
+  url: z.string().describe("The agent's base URL."),
+  tags: z.array(z.string()),
+};
+
+export const FleetHost = z
+  .object({
+    ...hostBase,
+    auth: z
+      .enum(['token', 'none'])
+      .describe('token: a bearer token is sent to this host (never shown); none: no token.'),
+    tls: z
+      .enum(['system', 'ca-file', 'none'])
+      .describe("How the agent's certificate is checked: system trust, a CA file, or plain HTTP."),
+  })
+  .meta({ id: 'FleetHost', description: 'One agent of the fleet, as the fleet file names it.' });
+
+export const FleetHostList = z
+  .object({
+    source: z.string().describe('Where the hosts come from: the fleet file and/or an Ansible inventory.'),
+    hosts: z.array(FleetHost),
+  })
+  .meta({ id: 'FleetHostList' });
+export type FleetHostList = z.infer<typeof FleetHostList>;
+
+export const FleetHostStatus = z
+  .object({
+    ...hostBase,
+    status: Reachability,
+    checkedAt: z
+      .string()
+      .describe('ISO 8601 time the agent was asked (answers are cached for a few seconds).'),
+    durationMs: z.number().describe('How long the agent took to answer, or until it was given up.'),
+    plan: Plan.pick({ id: true, name: true, kind: true })
+      .nullable()
+      .describe('The plan in force; null when not ok or the host exposes no plan.'),
+    owner: Owner.nullable(),
+    canSet: z.boolean().nullable().describe('True when the agent can change the plan there.'),
+    policyManaged: z
+      .boolean()
+      .nullable()
+      .describe('True when a policy (e.g. group policy) sets the plan there and reverts changes.'),
+    holds: z.number().int().nullable().describe('Holds in force there (hold_power_plan).'),
+    drift: DesiredSummary.shape.status
+      .nullable()
+      .describe('The desired-state status when a desired plan is set there (drift, in-desired-state, ...).'),
+    burstPenaltyPercent: z
+      .number()
+      .nullable()
+      .describe("The latest stored benchmark's burst penalty (%); null without a benchmark."),
+    recommendation: z
+      .object({
+        summary: z.string(),
+        changeRecommended: z.boolean(),
+        kind: PlanKind.nullable().describe('The kind of the recommended plan.'),
+      })
+      .nullable()
+      .describe("The agent's advice for the database workload, from its latest benchmark or its rules."),
+    error: FleetError.optional().describe('Present when status is not ok.'),
+  })
+  .meta({ id: 'FleetHostStatus', description: "One agent's answer to the fleet status." });
+export type FleetHostStatus = z.infer<typeof FleetHostStatus>;
+
+export const FleetStatus = z
+  .object({
+    summary: z
+      .object({
+        total: z.number().int(),
+        ok: z.number().int(),
+        unreachable: z.number().int(),
+        unauthorized: z.number().int(),
+        error: z.number().int(),
+        changeRecommended: z.number().int().describe('Hosts whose advice is to switch plans.'),
+      })
+      .describe('Counts over the hosts asked.'),
+    hosts: z.array(FleetHostStatus).describe('In the order of the fleet file.'),
+  })
+  .meta({ id: 'FleetStatus', description: 'The power plan status of every agent asked, with counts.' });
+export type FleetStatus = z.infer<typeof FleetStatus>;
+
+export const FleetSetHost = z
+  .object({
+    ...hostBase,
+    status: Reachability,
+    changed: z.boolean().nullable().describe('True when the plan was (or, with dryRun, would be) changed.'),
+    before: Plan.nullable(),
+    after: Plan.nullable(),
+    warnings: z.array(z.string()).optional(),
+    error: FleetError.optional().describe('Present when this host was not set (or not checked).'),
+  })
+  .meta({ id: 'FleetSetHost', description: 'The outcome of the plan change on one host.' });
+export type FleetSetHost = z.infer<typeof FleetSetHost>;
+
+export const FleetSetResult = z
+  .object({
+    plan: z.string().describe('The plan asked for, as given.'),
+    dryRun: z.boolean(),
+    summary: z
+      .object({
+        total: z.number().int(),
+        changed: z.number().int().describe('Hosts changed (or, with dryRun, that would change).'),
+        unchanged: z.number().int().describe('Hosts already on the plan.'),
+        failed: z.number().int().describe('Hosts with an error: unreachable, unauthorized or refused.'),
+      })
+      .describe('Counts over the hosts asked.'),
+    hosts: z.array(FleetSetHost),
+  })
+  .meta({
+    id: 'FleetSetResult',
+    description: 'Per host: changed, before and after, or the error. Never all-or-nothing.',
+  });
+export type FleetSetResult = z.infer<typeof FleetSetResult>;
+
+export const PrometheusTargetGroup = z
+  .object({
+    targets: z.array(z.string()).describe('host:port of the agent.'),
+    labels: z
+      .record(z.string(), z.string())
+      .describe('__scheme__, __metrics_path__, fleet_host and (when tagged) fleet_tags, as ",sql,prod,".'),
+  })
+  .meta({ id: 'PrometheusTargetGroup', description: 'One file_sd / http_sd target group.' });
+
+export const PrometheusTargets = z
+  .object({
+    groups: z
+      .array(PrometheusTargetGroup)
+      .describe('One group per host; this array alone is the file_sd / http_sd document.'),
+  })
+  .meta({
+    id: 'PrometheusTargets',
+    description: 'The fleet as Prometheus service discovery target groups.',
+  });
+export type PrometheusTargets = z.infer<typeof PrometheusTargets>;

@@ -1,0 +1,40 @@
+/** get_fleet_prometheus_targets: the fleet as Prometheus file_sd / http_sd targets. */
+import { z } from 'zod';
+import { PrometheusTargets } from '../domain/fleet.ts';
+import { fleetFor, select } from '../services/fleet.ts';
+import { defineOperation } from './define.ts';
+import { fleetSelection } from './fleet-input.ts';
+
+export const getFleetPrometheusTargets = defineOperation({
+  name: 'get_fleet_prometheus_targets',
+  title: 'Fleet as Prometheus targets',
+  description:
+    'Prints the fleet as Prometheus service discovery targets (the file_sd and http_sd format): one group per host ' +
+    "with its host:port, and labels __scheme__, __metrics_path__ (the agent's /metrics), fleet_host and " +
+    'fleet_tags. Contacts no host. The bearer token for scraping is set in the Prometheus job (credentials_file), ' +
+    'not here; see docs/FLEET.md. Read scope.',
+  input: z.object(fleetSelection).strict(),
+  output: PrometheusTargets,
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  scope: 'read',
+  http: { method: 'GET', path: '/v1/fleet/prometheus-targets' },
+  // For people and for file_sd alike, the CLI prints the bare target list (`> targets.json`).
+  cli: { command: ['fleet', 'prometheus-targets'], format: (t) => JSON.stringify(t.groups, null, 2) },
+  handler: async (input, ctx) => {
+    const fleet = await fleetFor(ctx).load();
+    const groups = select(fleet, input).map((h) => {
+      const url = new URL(h.url);
+      const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+      return {
+        targets: [`${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${port}`],
+        labels: {
+          __scheme__: url.protocol.slice(0, -1),
+          __metrics_path__: `${url.pathname.replace(/\/+$/, '')}/metrics`,
+          fleet_host: h.name,
+          ...(h.tags.length ? { fleet_tags: `,${h.tags.join(',')},` } : {}),
+        },
+      };
+    });
+    return { groups };
+  },
+});

@@ -1,0 +1,26 @@
+/** get_fleet_status: the power plan status of every agent of the fleet, in one call. */
+import { z } from 'zod';
+import { FleetStatus } from '../domain/fleet.ts';
+import { fleetFor } from '../services/fleet.ts';
+import { defineOperation } from './define.ts';
+import { formatFleetStatus } from './fleet-format.ts';
+import { fleetSelection } from './fleet-input.ts';
+
+export const getFleetStatus = defineOperation({
+  name: 'get_fleet_status',
+  title: 'Fleet status',
+  description:
+    'Asks every powerplan agent of the fleet (the servers named in the fleet file) for its power plan status in one ' +
+    'call: per host the plan in force (id, name, kind), owner, whether it can be changed, group policy, holds, ' +
+    'desired-state drift, the latest benchmark burst penalty and the recommendation (summary, whether to switch, to ' +
+    'which kind), or why the host did not answer (unreachable, unauthorized, error). Counts in `summary`. Filter ' +
+    'with hosts and tags. Read-only on every host; runs no benchmark. Answers within the per-host timeout (5 s by ' +
+    'default) even when hosts are down; answers are cached for 3 s.',
+  input: z.object(fleetSelection).strict(),
+  output: FleetStatus,
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  scope: 'read',
+  http: { method: 'GET', path: '/v1/fleet/status' },
+  cli: { command: ['fleet', 'status'], format: formatFleetStatus },
+  handler: (input, ctx) => fleetFor(ctx).status(input),
+});

@@ -1,0 +1,34 @@
+/** list_fleet_hosts: the agents the fleet file (and inventory) names, without asking them. */
+import { z } from 'zod';
+import { FleetHostList } from '../domain/fleet.ts';
+import { fleetFor, select } from '../services/fleet.ts';
+import { defineOperation } from './define.ts';
+import { formatFleetHosts } from './fleet-format.ts';
+import { fleetSelection } from './fleet-input.ts';
+
+export const listFleetHosts = defineOperation({
+  name: 'list_fleet_hosts',
+  title: 'List fleet hosts',
+  description:
+    'Lists the hosts of the fleet as configured (fleet file and/or Ansible inventory): name, URL, tags, whether a ' +
+    'token is sent (never the token) and how TLS is checked. Contacts no host. Read scope.',
+  input: z.object(fleetSelection).strict(),
+  output: FleetHostList,
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  scope: 'read',
+  http: { method: 'GET', path: '/v1/fleet/hosts' },
+  cli: { command: ['fleet', 'hosts'], format: formatFleetHosts },
+  handler: async (input, ctx) => {
+    const fleet = await fleetFor(ctx).load();
+    return {
+      source: fleet.source,
+      hosts: select(fleet, input).map((h) => ({
+        name: h.name,
+        url: h.url,
+        tags: h.tags,
+        auth: h.auth,
+        tls: h.tls,
+      })),
+    };
+  },
+});

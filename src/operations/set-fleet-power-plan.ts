@@ -1,0 +1,42 @@
+/** set_fleet_power_plan: set one plan on the named or tagged hosts of the fleet, each host reported. */
+import { z } from 'zod';
+import { FleetSetResult } from '../domain/fleet.ts';
+import { fleetFor } from '../services/fleet.ts';
+import { defineOperation } from './define.ts';
+import { formatFleetSet } from './fleet-format.ts';
+import { fleetSelection } from './fleet-input.ts';
+import { PlanRef } from './set-power-plan.ts';
+
+export const setFleetPowerPlan = defineOperation({
+  name: 'set_fleet_power_plan',
+  title: 'Set the power plan on fleet hosts',
+  description:
+    'Sets the power plan on the hosts of the fleet named by hosts and/or tags (every host when neither is given), ' +
+    "through each agent's own set_power_plan: resolved there (kind alias, id or name), idempotent, audited there, " +
+    'refused there while holds are in force. Call it with dryRun: true first: each host then says what would ' +
+    'change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its ' +
+    'error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a ' +
+    'control token for each host.',
+  input: z
+    .object({
+      plan: PlanRef,
+      ...fleetSelection,
+      dryRun: z
+        .boolean()
+        .default(false)
+        .describe('Ask every host what would change without changing anything.'),
+    })
+    .strict(),
+  output: FleetSetResult,
+  annotations: { readOnly: false, destructive: true, idempotent: true },
+  scope: 'control',
+  http: { method: 'PUT', path: '/v1/fleet/plans/active' },
+  cli: {
+    command: ['fleet', 'set'],
+    positional: ['plan'],
+    format: formatFleetSet,
+    // Every host is reported either way; a script still learns that one of them failed.
+    exitCode: (r) => (r.summary.failed ? 1 : 0),
+  },
+  handler: (input, ctx) => fleetFor(ctx).setPlan(input, ctx.signal),
+});

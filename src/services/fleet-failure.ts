@@ -1,0 +1,19 @@
+/**
+ * Why one fleet host has no answer: the fleet status to report and the problem (title, detail).
+ * Kept apart from the HTTP client so that the operations load node:http/https only when a fleet
+ * call is made, not at every CLI start.
+ */
+import type { FleetError } from '../domain/fleet.ts';
+
+export type FailureStatus = 'unreachable' | 'unauthorized' | 'error';
+
+/** Why a host has no answer; carries the fleet status and the problem to report. */
+export class AgentFailure extends Error {
+  readonly status: FailureStatus;
+  readonly problem: FleetError;
+  constructor(status: FailureStatus, problem: FleetError) {
+    super(problem.detail);
+    this.status = status;
+    this.problem = problem;
+  }
+}

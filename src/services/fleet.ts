@@ -1,0 +1,257 @@
+/**
+ * The fleet fan-out: asks every agent named by the fleet, at most `fleetConcurrency` at a time,
+ * each within `fleetTimeoutMs` from the moment it is asked, and always answers with every host's
+ * outcome. Status answers are cached for a few seconds (and shared by callers asking at the same
+ * moment); a plan change drops the cache of the hosts it touched. Tokens are never logged or returned.
+ */
+import { setMaxListeners } from 'node:events';
+import type http from 'node:http';
+import type { Config } from '../config.ts';
+import { PowerPlanError } from '../domain/errors.ts';
+import type { FleetHostStatus, FleetSetHost, FleetSetResult, FleetStatus } from '../domain/fleet.ts';
+import { SetPlanResult } from '../domain/schemas.ts';
+import type { Logger } from '../lib/log.ts';
+import { type RunFn, runCommand } from '../lib/run-command.ts';
+import { AgentFailure } from './fleet-failure.ts';
+import { type Fleet, type FleetTarget, loadFleet } from './fleet-file.ts';
+import { expect, hostStatus } from './fleet-status.ts';
+
+export const STATUS_CACHE_MS = 3_000;
+/** The loaded fleet (files, tokens, the inventory's subprocess) is reused this long. */
+const FLEET_CACHE_MS = 3_000;
+
+export interface Selection {
+  hosts?: string[] | undefined;
+  tags?: string[] | undefined;
+}
+
+/** Runs `fn` over `items`, at most `limit` at once, keeping the order of the results. */
+export const mapLimited = async <T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> => {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+};
+
+/** The hosts a selection names: by name (every name must exist) and by tag (any of them). */
+export const select = (fleet: Fleet, sel: Selection): FleetTarget[] => {
+  const byName = new Map(fleet.hosts.map((h) => [h.name.toLowerCase(), h]));
+  const unknown = (sel.hosts ?? []).filter((n) => !byName.has(n.toLowerCase()));
+  if (unknown.length)
+    throw new PowerPlanError(
+      'invalid_input',
+      `hosts: no host named ${unknown.map((n) => `'${n}'`).join(', ')} in the fleet.`,
+      {
+        hosts: fleet.hosts.map((h) => h.name),
+      },
+    );
+  const allTags = new Set(fleet.hosts.flatMap((h) => h.tags.map((t) => t.toLowerCase())));
+  const noTag = (sel.tags ?? []).filter((t) => !allTags.has(t.toLowerCase()));
+  if (noTag.length)
+    throw new PowerPlanError(
+      'invalid_input',
+      `tags: no host has the tag ${noTag.map((t) => `'${t}'`).join(', ')}.`,
+      {
+        tags: [...allTags].sort(),
+      },
+    );
+  const names = sel.hosts?.length ? new Set(sel.hosts.map((n) => n.toLowerCase())) : undefined;
+  const tags = sel.tags?.length ? new Set(sel.tags.map((t) => t.toLowerCase())) : undefined;
+  return fleet.hosts.filter(
+    (h) =>
+      (!names || names.has(h.name.toLowerCase())) && (!tags || h.tags.some((t) => tags.has(t.toLowerCase()))),
+  );
+};
+
+export class FleetService {
+  private readonly config: Config;
+  private readonly log: Logger;
+  private readonly run: RunFn;
+  private fleet: { at: number; value: Promise<Fleet> } | undefined;
+  private readonly agents = new Map<string, http.Agent>();
+  private readonly statusCache = new Map<string, { at: number; value: Promise<FleetHostStatus> }>();
+  /** A signal that never aborts, for the shared status asks. */
+  private readonly idle = new AbortController().signal;
+
+  constructor(config: Config, log: Logger, run: RunFn = runCommand) {
+    this.config = config;
+    this.log = log;
+    this.run = run;
+    // Every host asked at once listens to it (up to fleetConcurrency).
+    setMaxListeners(0, this.idle);
+  }
+
+  /** The fleet as configured, re-read when older than a few seconds. */
+  load(): Promise<Fleet> {
+    if (!this.fleet || Date.now() - this.fleet.at > FLEET_CACHE_MS) {
+      const value = loadFleet(this.config, this.run);
+      this.fleet = { at: Date.now(), value };
+      value.catch(() => {
+        if (this.fleet?.value === value) this.fleet = undefined;
+      });
+    }
+    return this.fleet.value;
+  }
+
+  /** The HTTP client (node:http/https), loaded on the first fleet call. */
+  private client: Promise<typeof import('./fleet-client.ts')> | undefined;
+
+  private agent(t: FleetTarget, client: typeof import('./fleet-client.ts')): http.Agent {
+    // Keyed by everything that decides the connection, so an edited fleet file gets a fresh agent.
+    const key = `${t.name}\n${t.url}\n${t.ca ?? ''}`;
+    let a = this.agents.get(key);
+    if (!a) {
+      a = client.agentFor(t, 4);
+      this.agents.set(key, a);
+    }
+    return a;
+  }
+
+  /** Runs `fn` for one host within the per-host timeout (counted from now), linked to `signal`. */
+  private async within<R>(
+    t: FleetTarget,
+    signal: AbortSignal,
+    fn: (ask: (path: string, method?: 'GET' | 'PUT', body?: unknown) => Promise<unknown>) => Promise<R>,
+  ): Promise<R> {
+    if (t.problem) throw new AgentFailure('error', { title: 'Not configured', detail: t.problem });
+    const controller = new AbortController();
+    const ms = this.config.fleetTimeoutMs;
+    const timer = setTimeout(
+      () =>
+        controller.abort(
+          new AgentFailure('unreachable', { title: 'Timed out', detail: `No answer within ${ms} ms.` }),
+        ),
+      ms,
+    );
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      this.client ??= import('./fleet-client.ts');
+      const client = await this.client;
+      return await fn((path, method = 'GET', body) =>
+        client.askAgent(t, this.agent(t, client), { method, path, body, signal: controller.signal }),
+      );
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private statusOf(t: FleetTarget, signal: AbortSignal): Promise<FleetHostStatus> {
+    const key = `${t.name}\n${t.url}`;
+    const hit = this.statusCache.get(key);
+    // An answer in flight is shared; a settled one is kept for STATUS_CACHE_MS from when it came.
+    if (hit && Date.now() - hit.at < STATUS_CACHE_MS) return hit.value;
+    const entry = { at: Number.POSITIVE_INFINITY, value: hostStatus(t, (fn) => this.within(t, signal, fn)) };
+    this.statusCache.set(key, entry);
+    void entry.value.then((s) => {
+      entry.at = Date.now();
+      this.log.debug('fleet host', { host: t.name, status: s.status, durationMs: s.durationMs });
+    });
+    return entry.value;
+  }
+
+  /**
+   * Status answers are shared (cached, and by callers asking at the same moment), so one caller
+   * going away does not cancel them: each is bounded by the per-host timeout anyway.
+   */
+  async status(sel: Selection): Promise<FleetStatus> {
+    const targets = select(await this.load(), sel);
+    const hosts = await mapLimited(targets, this.config.fleetConcurrency, (t) => this.statusOf(t, this.idle));
+    const count = (s: FleetHostStatus['status']) => hosts.filter((h) => h.status === s).length;
+    return {
+      summary: {
+        total: hosts.length,
+        ok: count('ok'),
+        unreachable: count('unreachable'),
+        unauthorized: count('unauthorized'),
+        error: count('error'),
+        changeRecommended: hosts.filter((h) => h.recommendation?.changeRecommended).length,
+      },
+      hosts,
+    };
+  }
+
+  async setPlan(
+    input: Selection & { plan: string; dryRun: boolean },
+    signal: AbortSignal,
+  ): Promise<FleetSetResult> {
+    const targets = select(await this.load(), input);
+    // One listener on the caller's signal for the whole change; the hosts listen to this one.
+    const batch = new AbortController();
+    setMaxListeners(0, batch.signal);
+    const onAbort = () => batch.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    const hosts = await mapLimited(
+      targets,
+      this.config.fleetConcurrency,
+      async (t): Promise<FleetSetHost> => {
+        const base = { name: t.name, url: t.url, tags: t.tags };
+        try {
+          const r = await this.within(t, batch.signal, (ask) =>
+            ask('/v1/plans/active', 'PUT', { plan: input.plan, dryRun: input.dryRun }),
+          ).then(expect(SetPlanResult, 'plan change'));
+          return {
+            ...base,
+            status: 'ok',
+            changed: r.changed,
+            before: r.before,
+            after: r.after,
+            ...(r.warnings?.length ? { warnings: r.warnings } : {}),
+          };
+        } catch (e) {
+          const f =
+            e instanceof AgentFailure ? e : new AgentFailure('error', { title: 'Failed', detail: String(e) });
+          return { ...base, status: f.status, changed: null, before: null, after: null, error: f.problem };
+        } finally {
+          if (!input.dryRun) this.statusCache.delete(`${t.name}\n${t.url}`);
+        }
+      },
+    ).finally(() => signal.removeEventListener('abort', onAbort));
+    this.log.info('fleet set', {
+      plan: input.plan,
+      dryRun: input.dryRun,
+      hosts: hosts
+        .map((h) => `${h.name}:${h.error ? h.status : h.changed ? 'changed' : 'unchanged'}`)
+        .join(','),
+    });
+    return {
+      plan: input.plan,
+      dryRun: input.dryRun,
+      summary: {
+        total: hosts.length,
+        changed: hosts.filter((h) => h.changed === true).length,
+        unchanged: hosts.filter((h) => h.changed === false).length,
+        failed: hosts.filter((h) => h.error).length,
+      },
+      hosts,
+    };
+  }
+
+  close(): void {
+    for (const a of this.agents.values()) a.destroy();
+    this.agents.clear();
+  }
+}
+
+/** One fleet service per configuration (so per running service, and its cache lives with it). */
+const services = new WeakMap<Config, FleetService>();
+export const fleetFor = (ctx: { config: Config; log: Logger }): FleetService => {
+  let s = services.get(ctx.config);
+  if (!s) {
+    s = new FleetService(ctx.config, ctx.log);
+    services.set(ctx.config, s);
+  }
+  return s;
+};

@@ -1,0 +1,247 @@
+/**
+ * The fleet file and what it names, read with care: clear errors naming host and field, file
+ * permissions, token and CA files; the Ansible inventory hand-off; redirects and TLS towards agents.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createLogger } from '../../src/lib/log.ts';
+import { FleetService } from '../../src/services/fleet.ts';
+import { loadFleet, readAnsibleInventory, readFleetFile } from '../../src/services/fleet-file.ts';
+import { startHttpServer } from '../../src/surfaces/http/server.ts';
+import { makeTestCertificate, testDeps } from '../helpers.ts';
+import { writeSecret } from './rig.ts';
+
+const silent = createLogger('silent');
+
+describe('fleet file', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'powerplan-fleetfile-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  const fleetWith = async (hosts: unknown, name = 'f.json') => {
+    const path = join(dir, name);
+    await writeSecret(path, typeof hosts === 'string' ? hosts : JSON.stringify({ hosts }));
+    return path;
+  };
+
+  it('rejects unknown fields, duplicate names, credentials in URLs and non-HTTP URLs, naming host and field', async () => {
+    const cases: [unknown, RegExp][] = [
+      [
+        [{ name: 'db1', url: 'http://127.0.0.1:1', token: 'x' }],
+        /hosts\[0\] \(db1\): unknown field\(s\) 'token'/,
+      ],
+      [
+        [
+          { name: 'db1', url: 'http://127.0.0.1:1' },
+          { name: 'DB1', url: 'http://127.0.0.1:2' },
+        ],
+        /hosts\[1\] \(DB1\)\.name: duplicate host name 'DB1' \(also hosts\.0\)/,
+      ],
+      [
+        [{ name: 'db1', url: 'https://admin:secret@db1:8750' }],
+        /hosts\[0\] \(db1\)\.url: must not carry credentials/,
+      ],
+      [[{ name: 'db1', url: 'ftp://db1' }], /url: must be http:\/\/ or https:\/\/ \(got ftp:\)/],
+      [[{ name: 'db1', url: 'db1:8750' }], /url: must be http/],
+      [[{ name: 'db1', url: 'not a url' }], /url: is not a URL/],
+      [[{ name: 'db 1', url: 'http://db1' }], /hosts\[0\] \(db 1\)\.name: must be 1-63 letters/],
+      [
+        [{ name: 'db1', url: 'http://db1', tokenFile: 'a', tokenEnv: 'B' }],
+        /tokenFile or tokenEnv, not both/,
+      ],
+      [{ hosts: [], extra: 1 }, /unknown field\(s\) 'extra'/],
+    ];
+    for (const [hosts, pattern] of cases) {
+      const path = await fleetWith(
+        (hosts as { hosts?: unknown }).hosts !== undefined ? JSON.stringify(hosts) : hosts,
+      );
+      await assert.rejects(readFleetFile(path), (e: Error) => {
+        assert.match(e.message, pattern);
+        return true;
+      });
+    }
+    await assert.rejects(readFleetFile(await fleetWith('{ nope')), /is not valid JSON/);
+    await assert.rejects(readFleetFile(join(dir, 'absent.json')), /does not exist/);
+  });
+
+  it('refuses a fleet file others may write, and a token file others may read', async (ctx) => {
+    if (process.platform === 'win32' || process.getuid?.() === undefined) return ctx.skip('POSIX modes');
+    const path = await fleetWith(
+      [{ name: 'db1', url: 'http://127.0.0.1:1', tokenFile: 'db1.token' }],
+      'perm.json',
+    );
+    await chmod(path, 0o666);
+    await assert.rejects(readFleetFile(path), /writable by group or others \(mode 666\)/);
+    await chmod(path, 0o644);
+    await writeFile(join(dir, 'db1.token'), `pp_${'C'.repeat(43)}`, { mode: 0o644 });
+    await chmod(join(dir, 'db1.token'), 0o644);
+    const fleet = await loadFleet({ fleet: path });
+    assert.match(fleet.hosts[0]!.problem ?? '', /readable by group or others \(mode 644\); chmod 600/);
+    assert.equal(fleet.hosts[0]!.token, undefined);
+    await chmod(join(dir, 'db1.token'), 0o600);
+    const ok = await loadFleet({ fleet: path });
+    assert.equal(ok.hosts[0]!.problem, undefined);
+    assert.equal(ok.hosts[0]!.token, `pp_${'C'.repeat(43)}`);
+  });
+
+  it('a host whose token cannot be read is reported as an error, and is never contacted', async () => {
+    let hits = 0;
+    const server = createServer((_q, s) => {
+      hits++;
+      s.end('{}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const path = await fleetWith(
+      [
+        { name: 'nofile', url, tokenFile: 'missing.token' },
+        { name: 'noenv', url, tokenEnv: 'POWERPLAN_TEST_UNSET_TOKEN' },
+      ],
+      'missing.json',
+    );
+    const t = await testDeps({ POWERPLAN_FLEET_FILE: path });
+    try {
+      const s = await new FleetService(t.deps.config, silent).status({});
+      assert.deepEqual(
+        s.hosts.map((h) => [h.name, h.status, h.error?.title]),
+        [
+          ['nofile', 'error', 'Not configured'],
+          ['noenv', 'error', 'Not configured'],
+        ],
+      );
+      assert.match(s.hosts[0]!.error!.detail, /missing\.token\) does not exist/);
+      assert.match(s.hosts[1]!.error!.detail, /POWERPLAN_TEST_UNSET_TOKEN .* is not set/);
+      assert.equal(hits, 0);
+    } finally {
+      server.close();
+      await t.cleanup();
+    }
+  });
+
+  it('a redirect is not followed, so the token stays with its host', async () => {
+    let elsewhere = 0;
+    const other = createServer((_q, s) => {
+      elsewhere++;
+      s.end('{}');
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()));
+    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    let sawToken = '';
+    const redirecting = createServer((q, s) => {
+      sawToken = String(q.headers.authorization ?? '');
+      s.writeHead(302, { location: `${otherUrl}${q.url}` }).end();
+    });
+    await new Promise<void>((r) => redirecting.listen(0, '127.0.0.1', () => r()));
+    await writeSecret(join(dir, 'r.token'), `pp_${'D'.repeat(43)}`);
+    const path = await fleetWith(
+      [
+        {
+          name: 'mover',
+          url: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`,
+          tokenFile: 'r.token',
+        },
+      ],
+      'redirect.json',
+    );
+    const t = await testDeps({ POWERPLAN_FLEET_FILE: path });
+    try {
+      const s = await new FleetService(t.deps.config, silent).status({});
+      assert.equal(s.hosts[0]!.status, 'error');
+      assert.equal(s.hosts[0]!.error?.title, 'Redirect not followed');
+      assert.equal(sawToken, `Bearer pp_${'D'.repeat(43)}`, 'the token went to its own host');
+      assert.equal(elsewhere, 0, 'nothing reached the redirect target');
+    } finally {
+      other.close();
+      redirecting.close();
+      await t.cleanup();
+    }
+  });
+
+  it('verifies TLS by default and trusts a per-host caFile', async (ctx) => {
+    let cert: string;
+    let key: string;
+    try {
+      ({ cert, key } = makeTestCertificate(dir));
+    } catch {
+      return ctx.skip('openssl is not available to make a test certificate');
+    }
+    await chmod(key, 0o600);
+    const agent = await testDeps({
+      POWERPLAN_TLS_CERT: cert,
+      POWERPLAN_TLS_KEY: key,
+      POWERPLAN_PORT: '0',
+      POWERPLAN_HOST: '127.0.0.1',
+    });
+    const server = await startHttpServer(agent.deps);
+    const path = await fleetWith(
+      [
+        { name: 'strict', url: server.url },
+        { name: 'pinned', url: server.url, caFile: 'cert.pem' },
+      ],
+      'tls.json',
+    );
+    const t = await testDeps({ POWERPLAN_FLEET_FILE: path });
+    try {
+      const s = await new FleetService(t.deps.config, silent).status({});
+      assert.equal(s.hosts[0]!.status, 'error');
+      assert.equal(s.hosts[0]!.error?.title, 'TLS verification failed');
+      assert.equal(s.hosts[1]!.status, 'ok', JSON.stringify(s.hosts[1]!.error));
+      assert.equal(s.hosts[1]!.plan?.kind, 'balanced');
+    } finally {
+      await server.close();
+      await agent.cleanup();
+      await t.cleanup();
+    }
+  });
+
+  it('reads hosts, tokens and groups from an Ansible inventory', async (ctx) => {
+    try {
+      execFileSync('ansible-inventory', ['--version'], { stdio: 'ignore' });
+    } catch {
+      return ctx.skip('ansible-inventory is not installed');
+    }
+    const inv = join(dir, 'hosts.ini');
+    await writeFile(
+      inv,
+      [
+        '[sql]',
+        'db1 powerplan_url=https://db1.example.com:8750 powerplan_token_file=/etc/powerplan/db1.token',
+        'db2 powerplan_url=http://127.0.0.1:8750',
+        '[web]',
+        'web1 powerplan_url=http://web1:8750 powerplan_token_env=WEB1_TOKEN powerplan_ca_file=/etc/ca.pem',
+        'legacy',
+        '[prod:children]',
+        'sql',
+        '',
+      ].join('\n'),
+    );
+    const hosts = await readAnsibleInventory(inv);
+    assert.deepEqual(
+      hosts.map((h) => [h.name, h.url, h.tags, h.tokenFile, h.tokenEnv, h.caFile]),
+      [
+        [
+          'db1',
+          'https://db1.example.com:8750',
+          ['prod', 'sql'],
+          '/etc/powerplan/db1.token',
+          undefined,
+          undefined,
+        ],
+        ['db2', 'http://127.0.0.1:8750', ['prod', 'sql'], undefined, undefined, undefined],
+        ['web1', 'http://web1:8750', ['web'], undefined, 'WEB1_TOKEN', '/etc/ca.pem'],
+      ],
+    );
+    await writeFile(inv, '[sql]\ndb1 powerplan_url=ftp://db1\n');
+    await assert.rejects(readAnsibleInventory(inv), /url: must be http/);
+    await writeFile(inv, '[sql]\ndb1\n');
+    await assert.rejects(readAnsibleInventory(inv), /no host has the variable powerplan_url/);
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * The status page's fleet view in headless Chromium, against a service whose fleet file names live
+ * agents on loopback (and a dead URL, a wrong token and a silent host): the table, the tag filter,
+ * the dry-run preview that changes nothing, and the confirmed switch of exactly the hosts shown.
+ * Also: a service without a fleet shows no fleet section.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
+import { type FleetRig, fleetRig } from '../fleet/rig.ts';
+import { type TestDeps, testDeps } from '../helpers.ts';
+import { assertOnlyLoopback, type Browser, openBrowser, ready, skip } from './browser.ts';
+
+describe('status page: fleet view', { skip }, () => {
+  let rig: FleetRig;
+  let t: TestDeps;
+  let server: RunningServer;
+  let b: Browser;
+
+  before(async () => {
+    rig = await fleetRig(5);
+    t = await testDeps({
+      POWERPLAN_FLEET_FILE: rig.fleetFile,
+      POWERPLAN_FLEET_TIMEOUT_MS: '5000',
+      POWERPLAN_PORT: '0',
+      POWERPLAN_HOST: '127.0.0.1',
+    });
+    server = await startHttpServer(t.deps);
+    b = await openBrowser();
+  });
+  after(async () => {
+    await b?.close();
+    await server?.close();
+    await t?.cleanup();
+    await rig?.cleanup();
+  });
+
+  const kinds = () => Promise.all(rig.agents.map(async (a) => (await a.deps.backend.getActive()).plan?.kind));
+
+  it('shows every host with plan, kind, advice, burst penalty and drift, and the failures', async () => {
+    await b.page.goto(server.url);
+    await ready(b.page);
+    await b.page.waitForSelector('#fleet-table');
+    const rows = await b.page.$$eval('#fleet-table tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent?.trim() ?? '')),
+    );
+    assert.equal(rows.length, 9);
+    const agent1 = rows.find((r) => r[0] === 'agent1')!;
+    assert.deepEqual(agent1.slice(0, 4), ['agent1', 'ok', 'Balanced', 'balanced']);
+    assert.match(agent1[4]!, /^(Keep|Switch to .+)$/);
+    assert.equal(agent1[5], '–', 'no benchmark yet');
+    assert.equal(agent1[6], '–', 'no desired plan');
+    assert.match(rows.find((r) => r[0] === 'wrongtoken')!.join(' '), /unauthorized/);
+    assert.match(rows.find((r) => r[0] === 'slow')!.join(' '), /unreachable Timed out/);
+    assert.match(
+      (await b.page.textContent('#fleet-table caption')) ?? '',
+      /9 hosts: 6 ok, 2 unreachable, 1 unauthorized/,
+    );
+  });
+
+  it('filters by tag', async () => {
+    await b.page.selectOption('#fleet-tag', 'web');
+    await b.page.waitForFunction(() => document.querySelectorAll('#fleet-table tbody tr').length === 2);
+    const names = await b.page.$$eval('#fleet-table tbody th', (ths) => ths.map((th) => th.textContent));
+    assert.deepEqual(names, ['agent2', 'agent4']);
+  });
+
+  it('previews the switch of the hosts shown (changing nothing), then switches exactly those on confirmation', async () => {
+    await b.page.selectOption('#fleet-plan', 'high-performance');
+    await b.page.click('#fleet-preview');
+    await b.page.waitForSelector('#confirm[open] #fleet-preview-table');
+    const preview = await b.page.$$eval('#fleet-preview-table tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent?.trim())),
+    );
+    assert.deepEqual(preview, [
+      ['agent2', 'would change', 'Balanced (balanced)', 'High performance (high-performance)'],
+      ['agent4', 'would change', 'Balanced (balanced)', 'High performance (high-performance)'],
+    ]);
+    assert.deepEqual(await kinds(), ['balanced', 'balanced', 'balanced', 'balanced', 'balanced']);
+    // Cancel first: still nothing changed.
+    await b.page.click('#confirm-cancel');
+    assert.deepEqual(await kinds(), ['balanced', 'balanced', 'balanced', 'balanced', 'balanced']);
+    await b.page.click('#fleet-preview');
+    await b.page.waitForSelector('#confirm[open] #fleet-preview-table');
+    await b.page.click('#confirm-ok');
+    await b.page.waitForSelector('#fleet-result-table');
+    assert.match((await b.page.textContent('#fleet-result')) ?? '', /2 changed, 0 unchanged, 0 failed/);
+    assert.deepEqual(await kinds(), [
+      'balanced',
+      'high-performance',
+      'balanced',
+      'high-performance',
+      'balanced',
+    ]);
+    await b.page.waitForFunction(() =>
+      [...document.querySelectorAll('#fleet-table tbody tr')].every((tr) =>
+        tr.textContent?.includes('high-performance'),
+      ),
+    );
+  });
+
+  it('sent no request beyond localhost', () => assertOnlyLoopback(b.requests));
+});
+
+describe('status page without a fleet', { skip }, () => {
+  let t: TestDeps;
+  let server: RunningServer;
+  let b: Browser;
+  before(async () => {
+    t = await testDeps({ POWERPLAN_PORT: '0', POWERPLAN_HOST: '127.0.0.1' });
+    server = await startHttpServer(t.deps);
+    b = await openBrowser();
+  });
+  after(async () => {
+    await b?.close();
+    await server?.close();
+    await t?.cleanup();
+  });
+
+  it('shows no fleet section', async () => {
+    await b.page.goto(server.url);
+    await ready(b.page);
+    assert.equal(await b.page.isHidden('#fleet-section'), true);
+    assert.equal(await b.page.textContent('#errors'), '');
+  });
+});
