@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { formatComparison } from '../advice/format.ts';
 import { ComparisonResult, Workload } from '../domain/advice.ts';
 import { defineOperation } from './define.ts';
-import { benchmarkInput } from './run-cpu-benchmark.ts';
-import { PlanRef } from './set-power-plan.ts';
+import { benchmarkInput, PlanRef } from './inputs.ts';
 
 export const MAX_SETTLE_MS = 60_000;
 

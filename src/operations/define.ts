@@ -52,6 +52,9 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   handler: (input: z.infer<I>, ctx: OperationContext) => Promise<z.infer<O>>;
 }
 
+/** The annotations of an operation that only reads. */
+export const readOnly = { readOnly: true, destructive: false, idempotent: true } as const;
+
 /** Keeps the input/output types of one operation tied together while storing it untyped. */
 export const defineOperation = <I extends z.ZodObject, O extends z.ZodType>(
   op: Omit<Operation<I, O>, 'cli'> & {

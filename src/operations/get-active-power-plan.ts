@@ -1,9 +1,9 @@
 /** get_active_power_plan: the plan in force, its processor settings, owner and whether it can change. */
-import { z } from 'zod';
 import { ActivePlan } from '../domain/schemas.ts';
 import { journalWarnings } from '../lib/keep-aside.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
 import { planLine, processorLines } from './format.ts';
+import { noInput } from './inputs.ts';
 
 export const getActivePowerPlan = defineOperation({
   name: 'get_active_power_plan',
@@ -14,9 +14,9 @@ export const getActivePowerPlan = defineOperation({
     'where not exposed), who owns the setting (powercfg, group policy, tuned, power-profiles-daemon, sysfs, ' +
     'firmware) and whether this service can change it, with the reason when it cannot. Warns when a damaged ' +
     'restore journal was kept aside (a restore may be pending). Read-only and cheap.',
-  input: z.object({}).strict(),
+  input: noInput,
   output: ActivePlan,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/plans/active' },
   cli: {

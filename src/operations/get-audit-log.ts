@@ -1,7 +1,7 @@
 /** get_audit_log: reads back the audit trail of plan changes, newest last, across rotated files. */
 import { z } from 'zod';
 import { AuditRecord } from '../lib/audit.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
 
 export const AuditLog = z
   .object({
@@ -47,7 +47,7 @@ export const getAuditLog = defineOperation({
     })
     .strict(),
   output: AuditLog,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'control',
   http: { method: 'GET', path: '/v1/audit' },
   cli: {

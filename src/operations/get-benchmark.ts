@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { formatResult } from '../bench/format.ts';
 import { BenchmarkId, BenchmarkResult } from '../domain/benchmark.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
 
 export const getBenchmark = defineOperation({
   name: 'get_benchmark',
@@ -13,7 +13,7 @@ export const getBenchmark = defineOperation({
     'before the run, and warnings. Read-only.',
   input: z.object({ id: BenchmarkId }).strict(),
   output: BenchmarkResult,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/benchmarks/{id}' },
   cli: { command: ['benchmark'], positional: ['id'], format: formatResult },

@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import { grants, Scope, scopes } from '../domain/scopes.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
+import { noInput } from './inputs.ts';
 
 export const Caller = z
   .object({
@@ -26,9 +27,9 @@ export const getCaller = defineOperation({
   description:
     'Returns the name the service knows the caller by (the token name, or `local`) and its scopes, including ' +
     'the ones they imply, so a client can offer only what the caller may do. Read-only; read scope.',
-  input: z.object({}).strict(),
+  input: noInput,
   output: Caller,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/whoami' },
   cli: {

@@ -1,7 +1,7 @@
 /** get_desired_state: the desired plan, whether it is in force, and the drift counters. */
-import { z } from 'zod';
 import { DesiredState } from '../services/desired-schemas.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
+import { noInput } from './inputs.ts';
 
 export const getDesiredState = defineOperation({
   name: 'get_desired_state',
@@ -11,9 +11,9 @@ export const getDesiredState = defineOperation({
     'force now, whether drift is corrected (enforce), how often the running service checks, and its counters: ' +
     'drifts detected and corrected, the last check and the last drift. Drift is not counted or corrected while ' +
     'a hold is in force, and only reported where group policy owns the plan. Read-only.',
-  input: z.object({}).strict(),
+  input: noInput,
   output: DesiredState,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/desired' },
   cli: {

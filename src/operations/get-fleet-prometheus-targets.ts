@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { PrometheusTargets } from '../domain/fleet.ts';
 import { fleetFor, select } from '../services/fleet.ts';
-import { defineOperation } from './define.ts';
-import { fleetSelection } from './fleet-input.ts';
+import { defineOperation, readOnly } from './define.ts';
+import { fleetSelection } from './inputs.ts';
 
 export const getFleetPrometheusTargets = defineOperation({
   name: 'get_fleet_prometheus_targets',
@@ -15,7 +15,7 @@ export const getFleetPrometheusTargets = defineOperation({
     'not here; see docs/FLEET.md. Read scope.',
   input: z.object(fleetSelection).strict(),
   output: PrometheusTargets,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/prometheus-targets' },
   // For people and for file_sd alike, the CLI prints the bare target list (`> targets.json`).

@@ -2,9 +2,9 @@
 import { z } from 'zod';
 import { FleetStatus } from '../domain/fleet.ts';
 import { fleetFor } from '../services/fleet.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
 import { formatFleetStatus } from './fleet-format.ts';
-import { fleetSelection } from './fleet-input.ts';
+import { fleetSelection } from './inputs.ts';
 
 export const getFleetStatus = defineOperation({
   name: 'get_fleet_status',
@@ -18,7 +18,7 @@ export const getFleetStatus = defineOperation({
     'default) even when hosts are down; answers are cached for 3 s.',
   input: z.object(fleetSelection).strict(),
   output: FleetStatus,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/status' },
   cli: { command: ['fleet', 'status'], format: formatFleetStatus },

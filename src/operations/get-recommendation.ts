@@ -8,7 +8,7 @@ import { PowerPlanError } from '../domain/errors.ts';
 import { grants } from '../domain/scopes.ts';
 import { benchFingerprint, gatherFacts } from '../services/compare-facts.ts';
 import type { OperationContext } from './define.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
 
 /** A stored benchmark older than this no longer speaks for the machine as it is now. */
 const RECENT_MS = 24 * 60 * 60 * 1000;
@@ -76,7 +76,7 @@ export const getRecommendation = defineOperation({
     })
     .strict(),
   output: Recommendation,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/recommendation' },
   cli: { command: ['recommend'], format: formatRecommendation },

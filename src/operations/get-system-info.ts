@@ -1,9 +1,9 @@
 /** get_system_info: what this machine is and which backend answers for it. */
 import { arch, availableParallelism, cpus, hostname, platform, release } from 'node:os';
-import { z } from 'zod';
 import { SystemInfo } from '../domain/schemas.ts';
 import { version } from '../version.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
+import { noInput } from './inputs.ts';
 
 export const getSystemInfo = defineOperation({
   name: 'get_system_info',
@@ -12,9 +12,9 @@ export const getSystemInfo = defineOperation({
     'Describes this machine: OS, release, CPU model and logical CPU count, whether it is a virtual machine ' +
     '(where the hypervisor host, not the guest, mostly decides CPU power policy), the power source, and which ' +
     'power backend answers with what capabilities. Cheap and read-only; call it first.',
-  input: z.object({}).strict(),
+  input: noInput,
   output: SystemInfo,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/system' },
   cli: {

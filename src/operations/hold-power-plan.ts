@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { HoldResult, MAX_HOLD_SECONDS, MIN_HOLD_SECONDS, parseDuration } from '../services/holds-schemas.ts';
 import { defineOperation } from './define.ts';
-import { PlanRef } from './set-power-plan.ts';
+import { PlanRef, plainText } from './inputs.ts';
 
 const bounds = `${MIN_HOLD_SECONDS} s to 7 days`;
 
@@ -30,11 +30,7 @@ export const HoldInput = z
       .describe(
         `How long to hold, in seconds (${MIN_HOLD_SECONDS} to ${MAX_HOLD_SECONDS}). Give this or for.`,
       ),
-    reason: z
-      .string()
-      .min(1)
-      .max(200)
-      .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters')
+    reason: plainText(200)
       .optional()
       .describe('Why the plan is held (shown in list_holds and the audit log), up to 200 characters.'),
   })

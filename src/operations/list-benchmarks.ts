@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { formatList } from '../bench/format.ts';
 import { BenchmarkList } from '../domain/benchmark.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
 
 export const listBenchmarks = defineOperation({
   name: 'list_benchmarks',
@@ -23,7 +23,7 @@ export const listBenchmarks = defineOperation({
     })
     .strict(),
   output: BenchmarkList,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/benchmarks' },
   cli: { command: ['benchmarks'], format: formatList },

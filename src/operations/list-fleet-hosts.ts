@@ -2,9 +2,9 @@
 import { z } from 'zod';
 import { FleetHostList } from '../domain/fleet.ts';
 import { fleetFor, select } from '../services/fleet.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
 import { formatFleetHosts } from './fleet-format.ts';
-import { fleetSelection } from './fleet-input.ts';
+import { fleetSelection } from './inputs.ts';
 
 export const listFleetHosts = defineOperation({
   name: 'list_fleet_hosts',
@@ -14,7 +14,7 @@ export const listFleetHosts = defineOperation({
     'token is sent (never the token) and how TLS is checked. Contacts no host. Read scope.',
   input: z.object(fleetSelection).strict(),
   output: FleetHostList,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/hosts' },
   cli: { command: ['fleet', 'hosts'], format: formatFleetHosts },

@@ -1,7 +1,7 @@
 /** list_holds: the holds in force, the plan they keep and the plan restored when they end. */
-import { z } from 'zod';
 import { HoldList } from '../services/holds-schemas.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
+import { noInput } from './inputs.ts';
 
 export const listHolds = defineOperation({
   name: 'list_holds',
@@ -10,9 +10,9 @@ export const listHolds = defineOperation({
     'Lists the holds in force (id, plan, reason, who took it, expiry, seconds remaining), the plan they keep in ' +
     'force and the plan restored when the last one ends. Holds that have expired are ended (and the plan ' +
     'restored) before answering. Read scope.',
-  input: z.object({}).strict(),
+  input: noInput,
   output: HoldList,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/holds' },
   cli: {

@@ -1,8 +1,8 @@
 /** list_power_plans: every plan the system offers, with the active one marked. */
-import { z } from 'zod';
 import { PlanList } from '../domain/schemas.ts';
-import { defineOperation } from './define.ts';
+import { defineOperation, readOnly } from './define.ts';
 import { planLine } from './format.ts';
+import { noInput } from './inputs.ts';
 
 export const listPowerPlans = defineOperation({
   name: 'list_power_plans',
@@ -11,9 +11,9 @@ export const listPowerPlans = defineOperation({
     'Lists the power plans this system offers (Windows power schemes by GUID, tuned or power-profiles-daemon ' +
     'profiles, or cpufreq governors), each with a `kind` (ultimate-performance, high-performance, balanced, ' +
     'power-saver, custom) that does not depend on the localized name, and which one is active. Read-only.',
-  input: z.object({}).strict(),
+  input: noInput,
   output: PlanList,
-  annotations: { readOnly: true, destructive: false, idempotent: true },
+  annotations: readOnly,
   scope: 'read',
   http: { method: 'GET', path: '/v1/plans' },
   cli: {

@@ -1,36 +1,9 @@
 /** run_cpu_benchmark: the short CPU benchmark (burst-after-idle penalty, sustained throughput), stored in the history. */
-import { z } from 'zod';
 import { formatResult } from '../bench/format.ts';
-import { MAX_THREADS } from '../bench/service.ts';
-import { BenchmarkProfile, BenchmarkResult } from '../domain/benchmark.ts';
+import { BenchmarkResult } from '../domain/benchmark.ts';
 import { benchFingerprint } from '../services/compare-facts.ts';
 import { defineOperation } from './define.ts';
-
-/** What a benchmark run can be asked for; comparisons take the same fields for each plan. */
-export const benchmarkInput = z
-  .object({
-    profile: BenchmarkProfile.default('quick').describe(
-      '`quick` (default, about 5 s) or `standard` (about 20 s, more idle gaps and repetitions).',
-    ),
-    threads: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_THREADS)
-      .optional()
-      .describe(`Threads of the all-core phase, 1 to ${MAX_THREADS}; default: the number of logical CPUs.`),
-    force: z
-      .boolean()
-      .default(false)
-      .describe('Run even when the CPU is already busy (the busy guard refuses above 30% average busy).'),
-    idleGapsMs: z
-      .array(z.number().int().min(0).max(5000))
-      .min(1)
-      .max(8)
-      .optional()
-      .describe("Replace the profile's idle gaps (ms, each 0 to 5000, at most 8), e.g. [50, 200, 1000]."),
-  })
-  .strict();
+import { benchmarkInput } from './inputs.ts';
 
 export const runCpuBenchmark = defineOperation({
   name: 'run_cpu_benchmark',

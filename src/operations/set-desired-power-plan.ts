@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DesiredState } from '../services/desired-schemas.ts';
 import { defineOperation } from './define.ts';
 import { getDesiredState } from './get-desired-state.ts';
-import { PlanRef } from './set-power-plan.ts';
+import { PlanRef } from './inputs.ts';
 
 export const setDesiredPowerPlan = defineOperation({
   name: 'set_desired_power_plan',

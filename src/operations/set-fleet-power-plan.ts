@@ -4,8 +4,7 @@ import { FleetSetResult } from '../domain/fleet.ts';
 import { fleetFor } from '../services/fleet.ts';
 import { defineOperation } from './define.ts';
 import { formatFleetSet } from './fleet-format.ts';
-import { fleetSelection } from './fleet-input.ts';
-import { PlanRef } from './set-power-plan.ts';
+import { fleetSelection, PlanRef } from './inputs.ts';
 
 export const setFleetPowerPlan = defineOperation({
   name: 'set_fleet_power_plan',

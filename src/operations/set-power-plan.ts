@@ -7,17 +7,7 @@ import type { CreatableKind } from '../platform/backend.ts';
 import { isKind, resolvePlan } from '../platform/resolve.ts';
 import type { OperationContext } from './define.ts';
 import { defineOperation } from './define.ts';
-
-export const PlanRef = z
-  .string()
-  .min(1)
-  .max(256)
-  .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters')
-  .describe(
-    'The plan: its id (Windows GUID, tuned/PPD profile or governor name), a kind alias (high-performance, ' +
-      'ultimate-performance, balanced, power-saver), a powercfg alias (SCHEME_MIN, SCHEME_MAX, SCHEME_BALANCED) ' +
-      'or the exact plan name (case-insensitive).',
-  );
+import { PlanRef } from './inputs.ts';
 
 const creatable = (s: string): CreatableKind | undefined => {
   const k = s.trim().toLowerCase();

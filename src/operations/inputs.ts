@@ -1,0 +1,67 @@
+/**
+ * Input fields shared by several operations: the plan reference, free text without control
+ * characters, the benchmark knobs, the fleet host selection, and the empty input.
+ */
+import { z } from 'zod';
+import { MAX_THREADS } from '../bench/service.ts';
+import { BenchmarkProfile } from '../domain/benchmark.ts';
+import { FleetHostName, FleetTag } from '../domain/fleet.ts';
+
+/** The input of an operation that takes none (unknown fields are still refused). */
+export const noInput = z.object({}).strict();
+
+/** A non-empty line of text that cannot smuggle a newline or escape into logs, audit or a terminal. */
+export const plainText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters');
+
+export const PlanRef = plainText(256).describe(
+  'The plan: its id (Windows GUID, tuned/PPD profile or governor name), a kind alias (high-performance, ' +
+    'ultimate-performance, balanced, power-saver), a powercfg alias (SCHEME_MIN, SCHEME_MAX, SCHEME_BALANCED) ' +
+    'or the exact plan name (case-insensitive).',
+);
+
+/** What a benchmark run can be asked for; comparisons take the same fields for each plan. */
+export const benchmarkInput = z
+  .object({
+    profile: BenchmarkProfile.default('quick').describe(
+      '`quick` (default, about 5 s) or `standard` (about 20 s, more idle gaps and repetitions).',
+    ),
+    threads: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_THREADS)
+      .optional()
+      .describe(`Threads of the all-core phase, 1 to ${MAX_THREADS}; default: the number of logical CPUs.`),
+    force: z
+      .boolean()
+      .default(false)
+      .describe('Run even when the CPU is already busy (the busy guard refuses above 30% average busy).'),
+    idleGapsMs: z
+      .array(z.number().int().min(0).max(5000))
+      .min(1)
+      .max(8)
+      .optional()
+      .describe("Replace the profile's idle gaps (ms, each 0 to 5000, at most 8), e.g. [50, 200, 1000]."),
+  })
+  .strict();
+
+/** The host selection shared by the fleet operations: names and tags. */
+export const fleetSelection = {
+  hosts: z
+    .array(FleetHostName)
+    .max(10_000)
+    .optional()
+    .describe(
+      'Only these hosts, by their fleet names (CLI: --hosts db1,db2). Every name must be in the fleet.',
+    ),
+  tags: z
+    .array(FleetTag)
+    .max(64)
+    .optional()
+    .describe('Only hosts with any of these tags (CLI: --tags sql). With hosts, a host must match both.'),
+};
