@@ -2,7 +2,7 @@
  * The one error type of the service. Every layer throws `PowerPlanError` with a code; the surfaces
  * map the code once (see `surfaces/errors.ts`) to an HTTP status, an MCP `isError` or an exit code.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 
 export const errorCodes = {
   invalid_input: { status: 400, title: 'Invalid input' },
@@ -54,3 +54,19 @@ export const describeZodError = (error: z.ZodError, where = 'input'): string =>
 
 /** The message of anything thrown, for logs, audit records and answers. */
 export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** How every surface answers an error (REST problem+json, MCP structured content). */
+export const Problem = z
+  .object({
+    type: z.string().describe('A URI naming the kind of problem: urn:powerplan:problem:<code>.'),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().describe('What went wrong and what to do next.'),
+    code: z.enum(Object.keys(errorCodes) as [keyof typeof errorCodes, ...(keyof typeof errorCodes)[]]),
+    details: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Machine-readable facts, e.g. the available plans.'),
+  })
+  .meta({ id: 'Problem', description: 'An error, as RFC 9457 problem details.' });
+export type Problem = z.infer<typeof Problem>;

@@ -1,16 +1,7 @@
 /** get_audit_log: reads back the audit trail of plan changes, newest last, across rotated files. */
 import { z } from 'zod';
-import { AuditRecord } from '../lib/audit.ts';
+import { AuditLog, AuditRecord } from '../domain/audit.ts';
 import { defineOperation, readOnly } from './define.ts';
-
-export const AuditLog = z
-  .object({
-    records: z.array(AuditRecord).describe('Audit records in the order they were written, oldest first.'),
-    truncated: z
-      .boolean()
-      .describe('True when more records matched than `limit`; the oldest of them were left out.'),
-  })
-  .meta({ id: 'AuditLog' });
 
 const describeRecord = (r: AuditRecord): string => {
   const name = (v: unknown) =>

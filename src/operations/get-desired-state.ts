@@ -1,5 +1,5 @@
 /** get_desired_state: the desired plan, whether it is in force, and the drift counters. */
-import { DesiredState } from '../services/desired-schemas.ts';
+import { DesiredState } from '../domain/desired.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { noInput } from './inputs.ts';
 

@@ -4,8 +4,7 @@ import { formatRecommendation } from '../advice/format.ts';
 import { recommend } from '../advice/recommend.ts';
 import { Recommendation, Workload } from '../domain/advice.ts';
 import type { BenchmarkResult } from '../domain/benchmark.ts';
-import { PowerPlanError } from '../domain/errors.ts';
-import { grants } from '../domain/scopes.ts';
+import { requireScope } from '../domain/scopes.ts';
 import { benchFingerprint, gatherFacts } from '../services/compare-facts.ts';
 import type { OperationContext } from './define.ts';
 import { defineOperation, readOnly } from './define.ts';
@@ -81,13 +80,8 @@ export const getRecommendation = defineOperation({
   http: { method: 'GET', path: '/v1/recommendation' },
   cli: { command: ['recommend'], format: formatRecommendation },
   handler: async (input, ctx) => {
-    if (input.benchmark === 'run' && !grants(ctx.caller.scopes, 'benchmark')) {
-      throw new PowerPlanError(
-        'forbidden',
-        `benchmark=run needs the 'benchmark' scope; the caller '${ctx.caller.name}' does not have it. Use benchmark=latest or none.`,
-        { requiredScope: 'benchmark' },
-      );
-    }
+    if (input.benchmark === 'run')
+      requireScope(ctx.caller, 'benchmark', 'benchmark=run', 'Use benchmark=latest or none.');
     const facts = await gatherFacts(ctx.backend);
     let benchmark: BenchmarkResult | undefined;
     let basisNote: string;

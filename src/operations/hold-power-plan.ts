@@ -1,6 +1,6 @@
 /** hold_power_plan: keep a plan in force for a maintenance window, then restore the previous plan. */
 import { z } from 'zod';
-import { HoldResult, MAX_HOLD_SECONDS, MIN_HOLD_SECONDS, parseDuration } from '../services/holds-schemas.ts';
+import { HoldResult, MAX_HOLD_SECONDS, MIN_HOLD_SECONDS, parseDuration } from '../domain/holds.ts';
 import { defineOperation } from './define.ts';
 import { PlanRef, plainText } from './inputs.ts';
 

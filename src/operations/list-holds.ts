@@ -1,5 +1,5 @@
 /** list_holds: the holds in force, the plan they keep and the plan restored when they end. */
-import { HoldList } from '../services/holds-schemas.ts';
+import { HoldList } from '../domain/holds.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { noInput } from './inputs.ts';
 

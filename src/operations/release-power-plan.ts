@@ -1,6 +1,6 @@
 /** release_power_plan: end a hold early; the last one to end restores the plan from before the holds. */
 import { z } from 'zod';
-import { HoldId, ReleaseResult } from '../services/holds-schemas.ts';
+import { HoldId, ReleaseResult } from '../domain/holds.ts';
 import { defineOperation } from './define.ts';
 
 export const releasePowerPlan = defineOperation({

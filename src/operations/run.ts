@@ -3,21 +3,13 @@
  * operation's schema, calls the handler and validates its output. Surfaces only adapt transport.
  */
 import { describeZodError, PowerPlanError } from '../domain/errors.ts';
-import { grants } from '../domain/scopes.ts';
+import { requireScope } from '../domain/scopes.ts';
 import type { Operation, OperationContext } from './define.ts';
 
 export type RunContext = Omit<OperationContext, 'progress'> & { progress?: OperationContext['progress'] };
 
 export const runOperation = async (op: Operation, rawInput: unknown, ctx: RunContext): Promise<unknown> => {
-  if (!grants(ctx.caller.scopes, op.scope)) {
-    throw new PowerPlanError(
-      'forbidden',
-      `${op.name} needs the '${op.scope}' scope; the caller '${ctx.caller.name}' does not have it.`,
-      {
-        requiredScope: op.scope,
-      },
-    );
-  }
+  requireScope(ctx.caller, op.scope, op.name);
   const parsed = op.input.safeParse(rawInput ?? {});
   if (!parsed.success) throw new PowerPlanError('invalid_input', describeZodError(parsed.error));
   const result = await op.handler(parsed.data, { progress: () => {}, ...ctx });

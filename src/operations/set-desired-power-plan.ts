@@ -1,6 +1,6 @@
 /** set_desired_power_plan: the plan the service keeps an eye on (and, with enforce, sets back). */
 import { z } from 'zod';
-import { DesiredState } from '../services/desired-schemas.ts';
+import { DesiredState } from '../domain/desired.ts';
 import { defineOperation } from './define.ts';
 import { getDesiredState } from './get-desired-state.ts';
 import { PlanRef } from './inputs.ts';

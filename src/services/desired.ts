@@ -7,6 +7,7 @@
  * reported only. The counters are those of this service object (the process that runs the checker).
  */
 import type { Config } from '../config.ts';
+import { DesiredFile, type DesiredState } from '../domain/desired.ts';
 import { errorMessage, PowerPlanError } from '../domain/errors.ts';
 import type { ActivePlan, DesiredSummary, Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
@@ -14,7 +15,6 @@ import type { Logger } from '../lib/log.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { resolvePlan } from '../platform/resolve.ts';
-import { DesiredFile, type DesiredState } from './desired-schemas.ts';
 import type { HoldsService } from './holds.ts';
 import { auditPlan, type PlanChangeService } from './plan-change.ts';
 

@@ -7,10 +7,10 @@ import type { z } from 'zod';
 import { Recommendation } from '../domain/advice.ts';
 import { BenchmarkList } from '../domain/benchmark.ts';
 import type { FleetHostStatus } from '../domain/fleet.ts';
+import { HoldList } from '../domain/holds.ts';
 import { ActivePlan } from '../domain/schemas.ts';
 import { AgentFailure } from './fleet-failure.ts';
 import type { FleetTarget } from './fleet-file.ts';
-import { HoldList } from './holds-schemas.ts';
 
 type Ask = (path: string) => Promise<unknown>;
 type Within = (fn: (ask: Ask) => Promise<FleetHostStatus>) => Promise<FleetHostStatus>;

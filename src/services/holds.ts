@@ -9,11 +9,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage, PowerPlanError } from '../domain/errors.ts';
+import type { Hold, HoldList, HoldRecord, HoldResult, ReleaseResult } from '../domain/holds.ts';
 import type { Caller } from '../domain/scopes.ts';
 import type { Logger } from '../lib/log.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { resolvePlan } from '../platform/resolve.ts';
-import type { Hold, HoldList, HoldRecord, HoldResult, ReleaseResult } from './holds-schemas.ts';
 import type { PlanChangeService } from './plan-change.ts';
 import type { RestoreJournal } from './restore-journal.ts';
 

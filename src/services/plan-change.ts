@@ -11,16 +11,16 @@
  */
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
+import type { AuditOperation, AuditPlan, AuditResult } from '../domain/audit.ts';
 import { errorMessage, PowerPlanError } from '../domain/errors.ts';
+import type { HoldRecord } from '../domain/holds.ts';
 import type { Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
-import type { AuditOperation, AuditPlan, AuditResult } from '../lib/audit.ts';
 import { FileLock } from '../lib/file-lock.ts';
 import { Lock } from '../lib/lock.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
-import type { HoldRecord } from './holds-schemas.ts';
 import { JOURNAL, migrateLegacyJournals, RestoreJournal } from './restore-journal.ts';
 
 /** Who acts: a caller, or the service on its own (restore, expiry, enforcement, recovery). */

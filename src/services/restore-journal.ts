@@ -10,9 +10,9 @@
  * pending restore.
  */
 import { z } from 'zod';
+import { HoldRecord } from '../domain/holds.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Store } from '../lib/store.ts';
-import { HoldRecord } from './holds-schemas.ts';
 
 export const RestoreJournal = z.object({
   version: z.literal(2),

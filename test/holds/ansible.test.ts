@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AuditRecord } from '../../src/lib/audit.ts';
+import { AuditRecord } from '../../src/domain/audit.ts';
 import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import {
   ansibleInstall as install,

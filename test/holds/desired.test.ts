@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { buildDeps, type Deps } from '../../src/deps.ts';
+import { AuditRecord } from '../../src/domain/audit.ts';
+import type { DesiredState } from '../../src/domain/desired.ts';
 import { PowerPlanError } from '../../src/domain/errors.ts';
+import type { HoldResult } from '../../src/domain/holds.ts';
 import type { ActivePlan, Capabilities } from '../../src/domain/schemas.ts';
-import { AuditRecord } from '../../src/lib/audit.ts';
 import type { PowerBackend } from '../../src/platform/backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import type { DesiredState } from '../../src/services/desired-schemas.ts';
-import type { HoldResult } from '../../src/services/holds-schemas.ts';
 import { testDeps } from '../helpers.ts';
 import { call } from './call.ts';
 import { until } from './poll.ts';

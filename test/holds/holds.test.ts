@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { Deps } from '../../src/deps.ts';
+import { AuditRecord } from '../../src/domain/audit.ts';
 import { isPowerPlanError } from '../../src/domain/errors.ts';
+import type { HoldList, HoldResult, ReleaseResult } from '../../src/domain/holds.ts';
 import type { SetPlanResult } from '../../src/domain/schemas.ts';
-import { AuditRecord } from '../../src/lib/audit.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import type { HoldList, HoldResult, ReleaseResult } from '../../src/services/holds-schemas.ts';
 import { call } from './call.ts';
 import { expireInJournal } from './journal.ts';
 import { until } from './poll.ts';

@@ -6,15 +6,15 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { isPowerPlanError } from '../../src/domain/errors.ts';
-import type { Caller } from '../../src/domain/scopes.ts';
-import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import {
   HoldList,
   HoldResult,
   MAX_HOLD_SECONDS,
   parseDuration,
   ReleaseResult,
-} from '../../src/services/holds-schemas.ts';
+} from '../../src/domain/holds.ts';
+import type { Caller } from '../../src/domain/scopes.ts';
+import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { call } from './call.ts';

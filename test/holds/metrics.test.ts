@@ -1,8 +1,8 @@
 /** /metrics publishes drift, the desired state, the holds in force and the time until they end. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { HoldResult } from '../../src/domain/holds.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import type { HoldResult } from '../../src/services/holds-schemas.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { call } from './call.ts';

@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { AuditRecord } from '../../src/lib/audit.ts';
+import { AuditRecord } from '../../src/domain/audit.ts';
+import type { DesiredState } from '../../src/domain/desired.ts';
+import type { HoldList, HoldResult } from '../../src/domain/holds.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import type { DesiredState } from '../../src/services/desired-schemas.ts';
-import type { HoldList, HoldResult } from '../../src/services/holds-schemas.ts';
 import { runCli, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import { expireInJournal } from './journal.ts';
 import { until } from './poll.ts';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, statSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { afterEach, describe, it } from 'node:test';
-import type { AuditRecord } from '../../src/lib/audit.ts';
+import type { AuditRecord } from '../../src/domain/audit.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { call } from '../holds/call.ts';

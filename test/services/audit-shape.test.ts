@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { type AuditOperation, AuditRecord } from '../../src/lib/audit.ts';
+import { type AuditOperation, AuditRecord } from '../../src/domain/audit.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { GatedBench } from '../compare/gated-bench.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';

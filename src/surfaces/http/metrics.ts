@@ -11,9 +11,8 @@ import { routePath } from 'hono/route';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Deps } from '../../deps.ts';
 import type { BenchmarkResult } from '../../domain/benchmark.ts';
-import { PowerPlanError } from '../../domain/errors.ts';
 import type { AcDc, ActivePlan } from '../../domain/schemas.ts';
-import { type Caller, grants } from '../../domain/scopes.ts';
+import { type Caller, requireScope } from '../../domain/scopes.ts';
 import { AuditChangeCounter } from '../../lib/audit-changes.ts';
 
 /** What one scrape reads; every gauge's collect() shares it. */
@@ -313,13 +312,7 @@ export const createMetrics = (deps: Deps): Metrics => {
 
   const handler = async (c: Context): Promise<Response> => {
     const caller = c.get('caller') as Caller;
-    if (!grants(caller.scopes, 'read')) {
-      throw new PowerPlanError(
-        'forbidden',
-        `GET /metrics needs the 'read' scope; the caller '${caller.name}' does not have it.`,
-        { requiredScope: 'read' },
-      );
-    }
+    requireScope(caller, 'read', 'GET /metrics');
     scrape = read();
     const body = await registry.metrics();
     return c.body(body, 200, { 'content-type': registry.contentType });

@@ -11,11 +11,10 @@ import {
   type SchemaObject,
 } from 'openapi3-ts/oas31';
 import { z } from 'zod';
-import { errorCodes } from '../../domain/errors.ts';
+import { errorCodes, Problem } from '../../domain/errors.ts';
 import type { Operation } from '../../operations/define.ts';
 import { operations } from '../../operations/index.ts';
 import { version } from '../../version.ts';
-import { Problem } from '../errors.ts';
 
 type Json = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
  * POWERPLAN_DESIRED_PLAN) and what get_desired_state / set_desired_power_plan answer.
  */
 import { z } from 'zod';
-import { DesiredSummary } from '../domain/schemas.ts';
+import { DesiredSummary } from './schemas.ts';
 
 /** `desired.json`: `planId: null` means "no desired plan", even when one is configured. */
 export const DesiredFile = z.object({

@@ -3,7 +3,7 @@
  * answer. Durations are parsed here so REST, MCP and the CLI accept the same `for` strings.
  */
 import { z } from 'zod';
-import { Plan } from '../domain/schemas.ts';
+import { Plan } from './schemas.ts';
 
 /** Bounds of one hold: 1 s (short holds are harmless and keep tests fast) to 7 days. */
 export const MIN_HOLD_SECONDS = 1;

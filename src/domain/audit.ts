@@ -53,3 +53,14 @@ export const AuditRecord = z
   })
   .meta({ id: 'AuditRecord' });
 export type AuditRecord = z.infer<typeof AuditRecord>;
+
+/** What get_audit_log answers. */
+export const AuditLog = z
+  .object({
+    records: z.array(AuditRecord).describe('Audit records in the order they were written, oldest first.'),
+    truncated: z
+      .boolean()
+      .describe('True when more records matched than `limit`; the oldest of them were left out.'),
+  })
+  .meta({ id: 'AuditLog' });
+export type AuditLog = z.infer<typeof AuditLog>;
