@@ -1,4 +1,5 @@
 /** Shared pieces of the CLI's human-readable output. */
+import type { DesiredState } from '../domain/desired.ts';
 import type { AcDc, Plan, ProcessorSettings } from '../domain/schemas.ts';
 
 export const planLine = (p: Plan): string => `${p.active ? '*' : ' '} ${p.id}  ${p.name}  [${p.kind}]`;
@@ -24,3 +25,20 @@ export const processorLines = (s: ProcessorSettings): string[] => {
   ];
   return rows.filter(([, v]) => v !== undefined).map(([k, v]) => `  ${k.padEnd(25)} ${v}`);
 };
+
+/** get_desired_state and set_desired_power_plan answer the same state. */
+export const formatDesired = (d: DesiredState): string =>
+  d.status === 'none'
+    ? 'No desired plan is set.'
+    : [
+        `Desired plan   ${d.planName ?? d.planId} (${d.planId}), from ${d.source === 'api' ? 'the API' : 'the configuration'}`,
+        `Status         ${d.status}${d.activePlanId && !d.inDesiredState ? `; in force: ${d.activePlanId}` : ''}`,
+        `Enforce        ${d.enforce ? `yes, checked every ${d.intervalSeconds} s` : 'no (drift is reported only)'}`,
+        ...(d.checkerRunning
+          ? [
+              `Last check     ${d.lastCheck ?? 'not yet'}`,
+              `Drifts         ${d.driftTotal} detected, ${d.correctedTotal} corrected`,
+            ]
+          : []),
+        ...(d.lastError ? [`Last error     ${d.lastError}`] : []),
+      ].join('\n');

@@ -1,6 +1,6 @@
 /** get_active_power_plan: the plan in force, its processor settings, owner and whether it can change. */
 import { ActivePlan } from '../domain/schemas.ts';
-import { journalWarnings } from '../lib/keep-aside.ts';
+import { activePlan } from '../services/plans.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { planLine, processorLines } from './format.ts';
 import { noInput } from './inputs.ts';
@@ -35,9 +35,5 @@ export const getActivePowerPlan = defineOperation({
         ...(a.warnings ?? []).map((w) => `Warning: ${w}`),
       ].join('\n'),
   },
-  handler: async (_input, ctx) => {
-    const answer = await ctx.desired.withDesired(await ctx.backend.getActive());
-    const damaged = journalWarnings(ctx.store.damaged());
-    return damaged.length ? { ...answer, warnings: [...(answer.warnings ?? []), ...damaged] } : answer;
-  },
+  handler: async (_input, ctx) => activePlan(ctx),
 });

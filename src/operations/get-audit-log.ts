@@ -1,6 +1,7 @@
 /** get_audit_log: reads back the audit trail of plan changes, newest last, across rotated files. */
 import { z } from 'zod';
-import { AuditLog, AuditRecord } from '../domain/audit.ts';
+import { AuditLog, type AuditRecord } from '../domain/audit.ts';
+import { readAuditLog } from '../lib/audit-log.ts';
 import { defineOperation, readOnly } from './define.ts';
 
 const describeRecord = (r: AuditRecord): string => {
@@ -51,22 +52,5 @@ export const getAuditLog = defineOperation({
           ].join('\n')
         : 'No audit records.',
   },
-  handler: async (input, ctx) => {
-    const since = input.since ? Date.parse(input.since) : Number.NEGATIVE_INFINITY;
-    // From the newest record backwards across the rotated files: only what the answer needs is read.
-    const newest: AuditRecord[] = [];
-    let truncated = false;
-    for await (const line of ctx.store.audit.newestFirst()) {
-      // A line that does not fit the schema (hand-edited, or from a future version) is skipped.
-      const parsed = AuditRecord.safeParse(line);
-      if (!parsed.success) continue;
-      if (Date.parse(parsed.data.time) < since) break;
-      if (newest.length === input.limit) {
-        truncated = true;
-        break;
-      }
-      newest.push(parsed.data);
-    }
-    return { records: newest.reverse(), truncated };
-  },
+  handler: async (input, ctx) => readAuditLog(ctx.store.audit, input),
 });

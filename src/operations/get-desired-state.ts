@@ -1,6 +1,7 @@
 /** get_desired_state: the desired plan, whether it is in force, and the drift counters. */
 import { DesiredState } from '../domain/desired.ts';
 import { defineOperation, readOnly } from './define.ts';
+import { formatDesired } from './format.ts';
 import { noInput } from './inputs.ts';
 
 export const getDesiredState = defineOperation({
@@ -18,21 +19,7 @@ export const getDesiredState = defineOperation({
   http: { method: 'GET', path: '/v1/desired' },
   cli: {
     command: ['desired'],
-    format: (d) =>
-      d.status === 'none'
-        ? 'No desired plan is set.'
-        : [
-            `Desired plan   ${d.planName ?? d.planId} (${d.planId}), from ${d.source === 'api' ? 'the API' : 'the configuration'}`,
-            `Status         ${d.status}${d.activePlanId && !d.inDesiredState ? `; in force: ${d.activePlanId}` : ''}`,
-            `Enforce        ${d.enforce ? `yes, checked every ${d.intervalSeconds} s` : 'no (drift is reported only)'}`,
-            ...(d.checkerRunning
-              ? [
-                  `Last check     ${d.lastCheck ?? 'not yet'}`,
-                  `Drifts         ${d.driftTotal} detected, ${d.correctedTotal} corrected`,
-                ]
-              : []),
-            ...(d.lastError ? [`Last error     ${d.lastError}`] : []),
-          ].join('\n'),
+    format: formatDesired,
   },
   handler: async (_input, ctx) => ctx.desired.state(),
 });

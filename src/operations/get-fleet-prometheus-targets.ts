@@ -1,7 +1,7 @@
 /** get_fleet_prometheus_targets: the fleet as Prometheus file_sd / http_sd targets. */
 import { z } from 'zod';
 import { PrometheusTargets } from '../domain/fleet.ts';
-import { fleetFor, select } from '../services/fleet.ts';
+import { fleetFor } from '../services/fleet.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { fleetSelection } from './inputs.ts';
 
@@ -20,21 +20,5 @@ export const getFleetPrometheusTargets = defineOperation({
   http: { method: 'GET', path: '/v1/fleet/prometheus-targets' },
   // For people and for file_sd alike, the CLI prints the bare target list (`> targets.json`).
   cli: { command: ['fleet', 'prometheus-targets'], format: (t) => JSON.stringify(t.groups, null, 2) },
-  handler: async (input, ctx) => {
-    const fleet = await fleetFor(ctx).load();
-    const groups = select(fleet, input).map((h) => {
-      const url = new URL(h.url);
-      const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-      return {
-        targets: [`${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${port}`],
-        labels: {
-          __scheme__: url.protocol.slice(0, -1),
-          __metrics_path__: `${url.pathname.replace(/\/+$/, '')}/metrics`,
-          fleet_host: h.name,
-          ...(h.tags.length ? { fleet_tags: `,${h.tags.join(',')},` } : {}),
-        },
-      };
-    });
-    return { groups };
-  },
+  handler: (input, ctx) => fleetFor(ctx).prometheusTargets(input),
 });

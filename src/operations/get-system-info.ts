@@ -1,7 +1,6 @@
 /** get_system_info: what this machine is and which backend answers for it. */
-import { arch, availableParallelism, cpus, hostname, platform, release } from 'node:os';
 import { SystemInfo } from '../domain/schemas.ts';
-import { version } from '../version.ts';
+import { systemInfo } from '../services/system-info.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { noInput } from './inputs.ts';
 
@@ -33,18 +32,5 @@ export const getSystemInfo = defineOperation({
         })`,
       ].join('\n'),
   },
-  handler: async (_input, ctx) => {
-    const [facts, capabilities] = await Promise.all([ctx.backend.facts(), ctx.backend.capabilities()]);
-    return {
-      hostname: hostname(),
-      os: platform() === 'win32' ? 'windows' : platform(),
-      release: release(),
-      arch: arch(),
-      cpu: { model: cpus()[0]?.model.trim() || 'unknown', logicalCpus: availableParallelism() },
-      virtualization: facts.virtualization,
-      powerSource: facts.powerSource,
-      backend: { name: ctx.backend.name, capabilities },
-      service: { version, node: process.version },
-    };
-  },
+  handler: async (_input, ctx) => systemInfo(ctx.backend),
 });

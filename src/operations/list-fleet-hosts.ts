@@ -1,7 +1,7 @@
 /** list_fleet_hosts: the agents the fleet file (and inventory) names, without asking them. */
 import { z } from 'zod';
 import { FleetHostList } from '../domain/fleet.ts';
-import { fleetFor, select } from '../services/fleet.ts';
+import { fleetFor } from '../services/fleet.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { formatFleetHosts } from './fleet-format.ts';
 import { fleetSelection } from './inputs.ts';
@@ -18,17 +18,5 @@ export const listFleetHosts = defineOperation({
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/hosts' },
   cli: { command: ['fleet', 'hosts'], format: formatFleetHosts },
-  handler: async (input, ctx) => {
-    const fleet = await fleetFor(ctx).load();
-    return {
-      source: fleet.source,
-      hosts: select(fleet, input).map((h) => ({
-        name: h.name,
-        url: h.url,
-        tags: h.tags,
-        auth: h.auth,
-        tls: h.tls,
-      })),
-    };
-  },
+  handler: (input, ctx) => fleetFor(ctx).hosts(input),
 });

@@ -1,5 +1,6 @@
 /** list_power_plans: every plan the system offers, with the active one marked. */
 import { PlanList } from '../domain/schemas.ts';
+import { listPlans } from '../services/plans.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { planLine } from './format.ts';
 import { noInput } from './inputs.ts';
@@ -23,8 +24,5 @@ export const listPowerPlans = defineOperation({
         ? l.plans.map(planLine).join('\n')
         : `No power plans are exposed (backend: ${l.backend}).`,
   },
-  handler: async (_input, ctx) => {
-    const plans = await ctx.backend.listPlans();
-    return { backend: ctx.backend.name, activePlanId: plans.find((p) => p.active)?.id ?? null, plans };
-  },
+  handler: async (_input, ctx) => listPlans(ctx.backend),
 });

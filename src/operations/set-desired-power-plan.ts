@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { DesiredState } from '../domain/desired.ts';
 import { defineOperation } from './define.ts';
-import { getDesiredState } from './get-desired-state.ts';
+import { formatDesired } from './format.ts';
 import { PlanRef } from './inputs.ts';
 
 export const setDesiredPowerPlan = defineOperation({
@@ -32,7 +32,7 @@ export const setDesiredPowerPlan = defineOperation({
   cli: {
     command: ['desired', 'set'],
     positional: ['plan'],
-    format: (d) => (getDesiredState.cli.format as (o: unknown) => string)(d),
+    format: formatDesired,
   },
   handler: async (input, ctx) => ctx.desired.set(ctx.caller, input),
 });

@@ -8,7 +8,14 @@ import { setMaxListeners } from 'node:events';
 import type http from 'node:http';
 import type { Config } from '../config.ts';
 import { PowerPlanError } from '../domain/errors.ts';
-import type { FleetHostStatus, FleetSetHost, FleetSetResult, FleetStatus } from '../domain/fleet.ts';
+import type {
+  FleetHostList,
+  FleetHostStatus,
+  FleetSetHost,
+  FleetSetResult,
+  FleetStatus,
+  PrometheusTargets,
+} from '../domain/fleet.ts';
 import { SetPlanResult } from '../domain/schemas.ts';
 import type { Logger } from '../lib/log.ts';
 import { type RunFn, runCommand } from '../lib/run-command.ts';
@@ -159,6 +166,39 @@ export class FleetService {
       this.log.debug('fleet host', { host: t.name, status: s.status, durationMs: s.durationMs });
     });
     return entry.value;
+  }
+
+  /** The configured hosts (no token, only whether one is sent); contacts no host. */
+  async hosts(sel: Selection): Promise<FleetHostList> {
+    const fleet = await this.load();
+    return {
+      source: fleet.source,
+      hosts: select(fleet, sel).map((h) => ({
+        name: h.name,
+        url: h.url,
+        tags: h.tags,
+        auth: h.auth,
+        tls: h.tls,
+      })),
+    };
+  }
+
+  /** The hosts as Prometheus file_sd / http_sd target groups (the agent's /metrics); contacts no host. */
+  async prometheusTargets(sel: Selection): Promise<PrometheusTargets> {
+    const groups = select(await this.load(), sel).map((h) => {
+      const url = new URL(h.url);
+      const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+      return {
+        targets: [`${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${port}`],
+        labels: {
+          __scheme__: url.protocol.slice(0, -1),
+          __metrics_path__: `${url.pathname.replace(/\/+$/, '')}/metrics`,
+          fleet_host: h.name,
+          ...(h.tags.length ? { fleet_tags: `,${h.tags.join(',')},` } : {}),
+        },
+      };
+    });
+    return { groups };
   }
 
   /**

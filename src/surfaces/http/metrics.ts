@@ -13,7 +13,7 @@ import type { Deps } from '../../deps.ts';
 import type { BenchmarkResult } from '../../domain/benchmark.ts';
 import type { AcDc, ActivePlan } from '../../domain/schemas.ts';
 import { type Caller, requireScope } from '../../domain/scopes.ts';
-import { AuditChangeCounter } from '../../lib/audit-changes.ts';
+import { AuditChangeCounter } from '../../lib/audit-log.ts';
 
 /** What one scrape reads; every gauge's collect() shares it. */
 interface Snapshot {

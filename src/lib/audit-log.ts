@@ -1,9 +1,37 @@
 /**
- * Counts plan changes in the audit trail incrementally, for /metrics: each call reads only what
- * was appended since the last one, and follows a rotation (the file counted so far is finished
- * from where it stopped, now as `audit.jsonl.1`), so a long or rotated log costs nothing per scrape.
+ * The audit trail read back: the newest records for get_audit_log, and the count of plan changes
+ * for /metrics. The count is incremental: each call reads only what was appended since the last
+ * one, and follows a rotation (the file counted so far is finished from where it stopped, now as
+ * `audit.jsonl.1`), so a long or rotated log costs nothing per scrape.
  */
 import { open, stat } from 'node:fs/promises';
+import { type AuditLog, AuditRecord } from '../domain/audit.ts';
+import type { JsonlLog } from './jsonl-log.ts';
+
+/**
+ * The newest records (at most `limit`, at or after `since`), oldest first. Reads from the newest
+ * record backwards across the rotated files, so only what the answer needs is read.
+ */
+export const readAuditLog = async (
+  log: JsonlLog,
+  query: { limit: number; since?: string },
+): Promise<AuditLog> => {
+  const since = query.since ? Date.parse(query.since) : Number.NEGATIVE_INFINITY;
+  const newest: AuditRecord[] = [];
+  let truncated = false;
+  for await (const line of log.newestFirst()) {
+    // A line that does not fit the schema (hand-edited, or from a future version) is skipped.
+    const parsed = AuditRecord.safeParse(line);
+    if (!parsed.success) continue;
+    if (Date.parse(parsed.data.time) < since) break;
+    if (newest.length === query.limit) {
+      truncated = true;
+      break;
+    }
+    newest.push(parsed.data);
+  }
+  return { records: newest.reverse(), truncated };
+};
 
 /** Audit results that mean the active plan really changed (a restore switches it back). */
 const planChangeResults = new Set(['changed', 'restored']);
