@@ -18,6 +18,7 @@ import { PowerPlanError } from '../domain/errors.ts';
 import type { ActivePlan, BackendName, Virtualization } from '../domain/schemas.ts';
 import { FileLock } from '../lib/file-lock.ts';
 import type { Logger } from '../lib/log.ts';
+import { type LinkedSignal, linkedSignal } from '../lib/signal.ts';
 import type { Store } from '../lib/store.ts';
 import { analyze } from './analysis.ts';
 import { type CpuLoad, sampleCpuLoad } from './cpu-load.ts';
@@ -100,7 +101,7 @@ export class BenchmarkService {
   private readonly threshold: number;
   private readonly sampleLoad: (signal: AbortSignal) => Promise<CpuLoad>;
   private readonly shutdown: AbortSignal | undefined;
-  private current: { controller: AbortController; done: Promise<unknown>; what: string } | undefined;
+  private current: { link: LinkedSignal; done: Promise<unknown>; what: string } | undefined;
 
   constructor(options: BenchmarkServiceOptions) {
     this.history = new BenchmarkHistory(options.store, options.history);
@@ -141,17 +142,14 @@ export class BenchmarkService {
         ),
       );
     }
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(options.signal?.reason);
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (options.signal?.aborted) onAbort();
+    const link = linkedSignal([options.signal]);
     const profile = request.profile ?? 'quick';
     const what = `${profile} profile, started ${new Date().toISOString()}`;
-    const done = this.execute(request, profile, options, controller.signal, what).finally(() => {
-      options.signal?.removeEventListener('abort', onAbort);
+    const done = this.execute(request, profile, options, link.signal, what).finally(() => {
+      link.release();
       this.current = undefined;
     });
-    this.current = { controller, done: done.catch(() => undefined), what };
+    this.current = { link, done: done.catch(() => undefined), what };
     return done;
   }
 
@@ -280,7 +278,7 @@ export class BenchmarkService {
   async close(): Promise<void> {
     const c = this.current;
     if (!c) return;
-    c.controller.abort(
+    c.link.abort(
       new PowerPlanError('cancelled', 'The benchmark was stopped because the service is shutting down.'),
     );
     await c.done;

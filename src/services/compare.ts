@@ -15,6 +15,7 @@ import type { BenchmarkProfile, BenchmarkResult } from '../domain/benchmark.ts';
 import { errorMessage, isPowerPlanError, PowerPlanError } from '../domain/errors.ts';
 import type { Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
+import { linkedSignal } from '../lib/signal.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { planForKind, resolvePlan } from '../platform/resolve.ts';
 import { benchFingerprint, gatherFacts } from './compare-facts.ts';
@@ -162,7 +163,8 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
   const bp = benchPlan(req.profile, req.threads ?? 1, req.idleGapsMs);
   const deadlineMs = planned.length * (req.settleMs + capMs(bp) + 30_000);
   const deadline = AbortSignal.timeout(deadlineMs);
-  const signal = AbortSignal.any([ctx.signal, deadline, ctx.shutdown.signal]);
+  const link = linkedSignal([ctx.signal, deadline, ctx.shutdown.signal]);
+  const { signal } = link;
   const total = planned.length * 100;
 
   const journal: RestoreJournal = {
@@ -217,6 +219,8 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
     }
   } catch (e) {
     failure = e;
+  } finally {
+    link.release();
   }
 
   ctx.progress({ progress: total, total, message: `restoring ${original.name}` });

@@ -19,6 +19,7 @@ import type {
 import { SetPlanResult } from '../domain/schemas.ts';
 import type { Logger } from '../lib/log.ts';
 import { type RunFn, runCommand } from '../lib/run-command.ts';
+import { linkedSignal } from '../lib/signal.ts';
 import { AgentFailure } from './fleet-failure.ts';
 import { type Fleet, type FleetTarget, loadFleet } from './fleet-file.ts';
 import { expect, hostStatus } from './fleet-status.ts';
@@ -131,26 +132,24 @@ export class FleetService {
     fn: (ask: (path: string, method?: 'GET' | 'PUT', body?: unknown) => Promise<unknown>) => Promise<R>,
   ): Promise<R> {
     if (t.problem) throw new AgentFailure('error', { title: 'Not configured', detail: t.problem });
-    const controller = new AbortController();
+    const link = linkedSignal([signal]);
     const ms = this.config.fleetTimeoutMs;
     const timer = setTimeout(
       () =>
-        controller.abort(
+        link.abort(
           new AgentFailure('unreachable', { title: 'Timed out', detail: `No answer within ${ms} ms.` }),
         ),
       ms,
     );
-    const onAbort = () => controller.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
     try {
       this.client ??= import('./fleet-client.ts');
       const client = await this.client;
       return await fn((path, method = 'GET', body) =>
-        client.askAgent(t, this.agent(t, client), { method, path, body, signal: controller.signal }),
+        client.askAgent(t, this.agent(t, client), { method, path, body, signal: link.signal }),
       );
     } finally {
       clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
+      link.release();
     }
   }
 
@@ -228,11 +227,8 @@ export class FleetService {
   ): Promise<FleetSetResult> {
     const targets = select(await this.load(), input);
     // One listener on the caller's signal for the whole change; the hosts listen to this one.
-    const batch = new AbortController();
+    const batch = linkedSignal([signal]);
     setMaxListeners(0, batch.signal);
-    const onAbort = () => batch.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) onAbort();
     const hosts = await mapLimited(
       targets,
       this.config.fleetConcurrency,
@@ -258,7 +254,7 @@ export class FleetService {
           if (!input.dryRun) this.statusCache.delete(`${t.name}\n${t.url}`);
         }
       },
-    ).finally(() => signal.removeEventListener('abort', onAbort));
+    ).finally(batch.release);
     this.log.info('fleet set', {
       plan: input.plan,
       dryRun: input.dryRun,

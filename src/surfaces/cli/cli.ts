@@ -10,6 +10,7 @@ import { type Config, configVariables, loadConfig } from '../../config.ts';
 import { buildDeps, type Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
 import { localCaller } from '../../domain/scopes.ts';
+import { type LinkedSignal, linkedSignal } from '../../lib/signal.ts';
 import { guardStatePermissions } from '../../lib/windows-acl.ts';
 import type { Operation } from '../../operations/define.ts';
 import { operations } from '../../operations/index.ts';
@@ -308,6 +309,7 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   }
 
   const controller = new AbortController();
+  let link: LinkedSignal | undefined;
   // Ctrl-C or SIGTERM cancels the operation; a comparison then restores the original plan first.
   const onSigint = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by Ctrl-C.'));
   const onSigterm = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by SIGTERM.'));
@@ -315,13 +317,14 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   process.once('SIGTERM', onSigterm);
   try {
     const d = await getDeps();
+    link = linkedSignal([controller.signal, d.shutdown.signal]);
     const output = await runOperation(
       op,
       { ...coerceStrings(op, raw), ...input },
       {
         ...d,
         caller: localCaller,
-        signal: AbortSignal.any([controller.signal, d.shutdown.signal]),
+        signal: link.signal,
         progress: (p) => {
           if (!io.interactive || json) return;
           const pct = p.total ? ` ${Math.round((100 * p.progress) / p.total)}%` : '';
@@ -336,6 +339,7 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   } catch (e) {
     return fail(e);
   } finally {
+    link?.release();
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
   }

@@ -6,6 +6,7 @@
 import type { Context, Hono } from 'hono';
 import type { Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
+import { linkedSignal } from '../../lib/signal.ts';
 import type { Operation } from '../../operations/define.ts';
 import { operations } from '../../operations/index.ts';
 import { runOperation } from '../../operations/run.ts';
@@ -55,15 +56,13 @@ const requestSignals = (deps: Deps) => {
     const { outgoing } = nodeOf(c);
     if (!outgoing) {
       // Not served by the Node adapter (app.fetch in tests): the Request carries its own signal.
-      const raw = c.req.raw.signal as AbortSignal | undefined;
+      const link = linkedSignal([c.req.raw.signal as AbortSignal | undefined, controller.signal]);
       live.add(controller);
-      const onAbort = () => controller.abort(raw?.reason);
-      raw?.addEventListener('abort', onAbort, { once: true });
       return {
-        signal: controller.signal,
+        signal: link.signal,
         release: () => {
           live.delete(controller);
-          raw?.removeEventListener('abort', onAbort);
+          link.release();
         },
       };
     }

@@ -25,6 +25,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { describeZodError } from '../../domain/errors.ts';
 import type { Caller } from '../../domain/scopes.ts';
+import { linkedSignal } from '../../lib/signal.ts';
 import type { Operation, Progress } from '../../operations/define.ts';
 import { operations as registry } from '../../operations/index.ts';
 import { runOperation } from '../../operations/run.ts';
@@ -88,28 +89,6 @@ const progressFor = (extra: RequestExtra): ((p: Progress) => void) | undefined =
  */
 const withoutRootId = (schema: z.ZodType): z.ZodObject | undefined =>
   schema instanceof z.ZodObject ? schema.safeExtend({}) : undefined;
-
-/**
- * A signal aborted by any of `sources`, unlinked by `release` once the call is answered. Not
- * AbortSignal.any: on Node 20 its dependents of a long-lived source (the shutdown signal of a
- * stdio server that runs for days) are kept for the life of that source.
- */
-const linkedSignal = (sources: AbortSignal[]): { signal: AbortSignal; release: () => void } => {
-  const controller = new AbortController();
-  const aborted = sources.find((s) => s.aborted);
-  if (aborted) {
-    controller.abort(aborted.reason);
-    return { signal: controller.signal, release: () => {} };
-  }
-  const onAbort = (e: Event) => controller.abort((e.target as AbortSignal).reason);
-  for (const s of sources) s.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    release: () => {
-      for (const s of sources) s.removeEventListener('abort', onAbort);
-    },
-  };
-};
 
 export interface McpServerOptions {
   /** The operations offered as tools; the registry by default (tests pass their own). */
