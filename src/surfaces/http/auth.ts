@@ -5,15 +5,12 @@
  * checked by runOperation. Without a token file only loopback peers are served, as the local
  * caller. Refusals are thrown and answered (and logged, sparingly) by the app's onError.
  */
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import { localCaller } from '../../domain/scopes.ts';
 import type { TokenVerifier } from '../../lib/tokens.ts';
-import { type AppEnv, nodeOf } from './env.ts';
+import { type AppEnv, remoteAddressOf } from './env.ts';
 import type { PublicMatcher } from './public-routes.ts';
 import { Refusal } from './refusals.ts';
-
-/** The peer address of the TCP connection (not a forwarded header, which anyone can write). */
-export const remoteAddressOf = (c: Context): string | undefined => nodeOf(c).incoming?.socket?.remoteAddress;
 
 export const isLoopbackAddress = (address: string): boolean => {
   const a = address.toLowerCase();

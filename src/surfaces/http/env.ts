@@ -24,3 +24,6 @@ export interface SubApp {
 /** The Node request and response when served by @hono/node-server; absent for in-process requests. */
 export const nodeOf = (c: Context): { incoming?: IncomingMessage; outgoing?: ServerResponse } =>
   (c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined) ?? {};
+
+/** The peer address of the TCP connection (not a forwarded header, which anyone can write). */
+export const remoteAddressOf = (c: Context): string | undefined => nodeOf(c).incoming?.socket?.remoteAddress;

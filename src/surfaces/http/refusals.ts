@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import { Counter, type Registry } from 'prom-client';
 import type { Deps } from '../../deps.ts';
 import { type ErrorCode, PowerPlanError } from '../../domain/errors.ts';
-import { nodeOf } from './env.ts';
+import { remoteAddressOf } from './env.ts';
 
 /** Why a request was refused before any operation ran; a fixed set (it is a metric label). */
 export type RefusalReason =
@@ -70,7 +70,7 @@ export const createRefusals = (
         reason,
         method: c.req.method,
         path: c.req.path.slice(0, 200),
-        remote: nodeOf(c).incoming?.socket?.remoteAddress,
+        remote: remoteAddressOf(c),
         // What to list in POWERPLAN_ALLOWED_HOSTS / POWERPLAN_CORS_ORIGINS if the caller is legitimate.
         ...(reason === 'host' ? { host: c.req.header('host')?.slice(0, 100) } : {}),
         ...(reason === 'origin' || reason === 'cross_site'
