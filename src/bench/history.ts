@@ -3,6 +3,7 @@
  * in count and in bytes so it cannot grow without limit. A stored result that no longer matches
  * the schema is skipped, not allowed to hide the others.
  */
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { BenchmarkResult } from '../domain/benchmark.ts';
 import type { Store } from '../lib/store.ts';
@@ -24,6 +25,8 @@ export const defaultHistoryLimits: HistoryLimits = { count: 100, bytes: 2 * 1024
 export class BenchmarkHistory {
   private readonly store: Store;
   private readonly limits: HistoryLimits;
+  /** The newest result as of the file's modification time, so a scrape re-reads only after a change. */
+  private newest: { mtimeMs: number; result: BenchmarkResult | undefined } | undefined;
 
   constructor(store: Store, limits: Partial<HistoryLimits> = {}) {
     this.store = store;
@@ -40,6 +43,18 @@ export class BenchmarkHistory {
       if (parsed.success) out.push(parsed.data);
     }
     return out;
+  }
+
+  /** The newest stored result (also one written by another process), re-read only when the file changed. */
+  async latest(): Promise<BenchmarkResult | undefined> {
+    let mtimeMs: number;
+    try {
+      mtimeMs = (await stat(this.store.path('benchmarks.json'))).mtimeMs;
+    } catch {
+      return undefined;
+    }
+    if (this.newest?.mtimeMs !== mtimeMs) this.newest = { mtimeMs, result: (await this.all())[0] };
+    return this.newest.result;
   }
 
   async get(id: string): Promise<BenchmarkResult | undefined> {

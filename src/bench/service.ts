@@ -263,6 +263,11 @@ export class BenchmarkService {
     return { total: all.length, benchmarks: all.slice(0, limit).map((r) => r.summary) };
   }
 
+  /** The newest stored result, for /metrics; cheap while the history is unchanged. */
+  latest(): Promise<BenchmarkResult | undefined> {
+    return this.history.latest();
+  }
+
   async get(id: string): Promise<BenchmarkResult> {
     const found = benchmarkIdPattern.test(id) ? await this.history.get(id) : undefined;
     if (!found) {

@@ -3,6 +3,7 @@
  * Kept apart from the HTTP client so that the operations load node:http/https only when a fleet
  * call is made, not at every CLI start.
  */
+import { errorMessage } from '../domain/errors.ts';
 import type { FleetError } from '../domain/fleet.ts';
 
 export type FailureStatus = 'unreachable' | 'unauthorized' | 'error';
@@ -17,3 +18,7 @@ export class AgentFailure extends Error {
     this.problem = problem;
   }
 }
+
+/** Anything thrown while asking a host, as the failure that host reports. */
+export const asAgentFailure = (e: unknown): AgentFailure =>
+  e instanceof AgentFailure ? e : new AgentFailure('error', { title: 'Failed', detail: errorMessage(e) });

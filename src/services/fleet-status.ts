@@ -9,7 +9,7 @@ import { BenchmarkList } from '../domain/benchmark.ts';
 import type { FleetHostStatus } from '../domain/fleet.ts';
 import { HoldList } from '../domain/holds.ts';
 import { ActivePlan } from '../domain/schemas.ts';
-import { AgentFailure } from './fleet-failure.ts';
+import { AgentFailure, asAgentFailure } from './fleet-failure.ts';
 import type { FleetTarget } from './fleet-file.ts';
 
 type Ask = (path: string) => Promise<unknown>;
@@ -72,8 +72,7 @@ export const hostStatus = async (t: FleetTarget, within: Within): Promise<FleetH
       };
     });
   } catch (e) {
-    const f =
-      e instanceof AgentFailure ? e : new AgentFailure('error', { title: 'Failed', detail: String(e) });
+    const f = asAgentFailure(e);
     return {
       ...base,
       ...empty,

@@ -20,7 +20,7 @@ import { SetPlanResult } from '../domain/schemas.ts';
 import type { Logger } from '../lib/log.ts';
 import { type RunFn, runCommand } from '../lib/run-command.ts';
 import { linkedSignal } from '../lib/signal.ts';
-import { AgentFailure } from './fleet-failure.ts';
+import { AgentFailure, asAgentFailure } from './fleet-failure.ts';
 import { type Fleet, type FleetTarget, loadFleet } from './fleet-file.ts';
 import { expect, hostStatus } from './fleet-status.ts';
 
@@ -247,8 +247,7 @@ export class FleetService {
             ...(r.warnings?.length ? { warnings: r.warnings } : {}),
           };
         } catch (e) {
-          const f =
-            e instanceof AgentFailure ? e : new AgentFailure('error', { title: 'Failed', detail: String(e) });
+          const f = asAgentFailure(e);
           return { ...base, status: f.status, changed: null, before: null, after: null, error: f.problem };
         } finally {
           if (!input.dryRun) this.statusCache.delete(`${t.name}\n${t.url}`);

@@ -3,7 +3,7 @@
  * through run-command only, found on PATH (which tests override to put emulators first), with
  * "not installed" as an answer rather than an error.
  */
-import { PowerPlanError } from '../../domain/errors.ts';
+import { errorMessage, PowerPlanError } from '../../domain/errors.ts';
 import { CommandError, type RunFn } from '../../lib/run-command.ts';
 import type { ReadCache } from '../read-cache.ts';
 
@@ -46,7 +46,7 @@ export const exec = async (
     }
     throw new PowerPlanError(
       'os_error',
-      `${file} ${args.join(' ')} could not be run: ${String(e)}`,
+      `${file} ${args.join(' ')} could not be run: ${errorMessage(e)}`,
       undefined,
       {
         cause: e,

@@ -5,12 +5,12 @@
  * (tests, embedders) neither share nor clash. The read-only gauges are filled on scrape from one
  * read of the backend per scrape; nothing polls between scrapes.
  */
-import { stat } from 'node:fs/promises';
 import type { Context, MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Deps } from '../../deps.ts';
 import type { BenchmarkResult } from '../../domain/benchmark.ts';
+import { errorMessage } from '../../domain/errors.ts';
 import type { AcDc, ActivePlan } from '../../domain/schemas.ts';
 import { type Caller, requireScope } from '../../domain/scopes.ts';
 import { AuditChangeCounter } from '../../lib/audit-log.ts';
@@ -21,24 +21,6 @@ interface Snapshot {
   benchmark: BenchmarkResult | undefined;
   planChanges: number;
 }
-
-/** The newest stored benchmark result, re-read only when the history file changed. */
-const latestBenchmarkReader = (deps: Deps) => {
-  let cached: { mtimeMs: number; result: BenchmarkResult | undefined } | undefined;
-  return async (): Promise<BenchmarkResult | undefined> => {
-    let mtimeMs: number;
-    try {
-      mtimeMs = (await stat(deps.store.path('benchmarks.json'))).mtimeMs;
-    } catch {
-      return undefined;
-    }
-    if (cached?.mtimeMs === mtimeMs) return cached.result;
-    const newest = (await deps.bench.list(1)).benchmarks[0];
-    const result = newest ? await deps.bench.get(newest.id) : undefined;
-    cached = { mtimeMs, result };
-    return result;
-  };
-};
 
 /** HTTP methods kept as label values; anything else is `other`, so a client cannot add series. */
 const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
@@ -62,7 +44,6 @@ export const createMetrics = (deps: Deps): Metrics => {
   collectDefaultMetrics({ register: registry });
 
   const audit = new AuditChangeCounter(deps.store.audit.files());
-  const latestBenchmark = latestBenchmarkReader(deps);
   let scrape: Promise<Snapshot> = Promise.resolve({
     active: undefined,
     benchmark: undefined,
@@ -73,15 +54,15 @@ export const createMetrics = (deps: Deps): Metrics => {
     // A failing read leaves its gauges empty (and powerplan_backend_up at 0) instead of failing the scrape.
     const [active, benchmark, planChanges] = await Promise.all([
       deps.backend.getActive().catch((e) => {
-        deps.log.warn('metrics: reading the active plan failed', { error: String(e) });
+        deps.log.warn('metrics: reading the active plan failed', { error: errorMessage(e) });
         return undefined;
       }),
-      latestBenchmark().catch((e) => {
-        deps.log.warn('metrics: reading the benchmark history failed', { error: String(e) });
+      deps.bench.latest().catch((e) => {
+        deps.log.warn('metrics: reading the benchmark history failed', { error: errorMessage(e) });
         return undefined;
       }),
       audit.total().catch((e) => {
-        deps.log.warn('metrics: reading the audit log failed', { error: String(e) });
+        deps.log.warn('metrics: reading the audit log failed', { error: errorMessage(e) });
         return 0;
       }),
     ]);
@@ -237,7 +218,7 @@ export const createMetrics = (deps: Deps): Metrics => {
   });
   const holds = () =>
     deps.holds.snapshot().catch((e: unknown) => {
-      deps.log.warn('metrics: reading the hold journal failed', { error: String(e) });
+      deps.log.warn('metrics: reading the hold journal failed', { error: errorMessage(e) });
       return undefined;
     });
   new Gauge({
