@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AuditLog, type AuditRecord } from '../domain/audit.ts';
 import { readAuditLog } from '../lib/audit-log.ts';
 import { defineOperation, readOnly } from './define.ts';
+import { limitInput } from './inputs.ts';
 
 const describeRecord = (r: AuditRecord): string => {
   const name = (v: unknown) =>
@@ -25,13 +26,11 @@ export const getAuditLog = defineOperation({
     'shows who changed what from where.',
   input: z
     .object({
-      limit: z
-        .number()
-        .int()
-        .min(1)
-        .max(1000)
-        .default(100)
-        .describe('At most this many records, the most recent ones (1 to 1000, default 100).'),
+      limit: limitInput(
+        1000,
+        100,
+        'At most this many records, the most recent ones (1 to 1000, default 100).',
+      ),
       since: z.iso
         .datetime({ offset: true })
         .optional()

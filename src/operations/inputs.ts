@@ -10,6 +10,10 @@ import { FleetHostName, FleetTag } from '../domain/fleet.ts';
 /** The input of an operation that takes none (unknown fields are still refused). */
 export const noInput = z.object({}).strict();
 
+/** How many items an answer lists: 1 to `max`, `fallback` when not given. */
+export const limitInput = (max: number, fallback: number, text: string) =>
+  z.number().int().min(1).max(max).default(fallback).describe(text);
+
 /** A non-empty line of text that cannot smuggle a newline or escape into logs, audit or a terminal. */
 export const plainText = (max: number) =>
   z

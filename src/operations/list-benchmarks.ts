@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { formatList } from '../bench/format.ts';
 import { BenchmarkList } from '../domain/benchmark.ts';
 import { defineOperation, readOnly } from './define.ts';
+import { limitInput } from './inputs.ts';
 
 export const listBenchmarks = defineOperation({
   name: 'list_benchmarks',
@@ -13,13 +14,7 @@ export const listBenchmarks = defineOperation({
     'gap, and whether the run was noisy. Use get_benchmark with an id for every figure. Read-only.',
   input: z
     .object({
-      limit: z
-        .number()
-        .int()
-        .min(1)
-        .max(100)
-        .default(20)
-        .describe('How many results to return, newest first (1 to 100, default 20).'),
+      limit: limitInput(100, 20, 'How many results to return, newest first (1 to 100, default 20).'),
     })
     .strict(),
   output: BenchmarkList,
