@@ -99,25 +99,43 @@ const removeWords = (args: string[], words: string[]): string[] => {
   return rest;
 };
 
-const generalHelp = (): string => {
-  const rows = [
+/** Every command as [usage, summary], those of one group (`fleet`, `token`) when a group is given. */
+const commandRows = (group?: string): string[][] =>
+  [
     ...operations.map((op) => [
       op.cli.command.join(' ') + (op.cli.positional?.map((p) => ` <${p}>`).join('') ?? ''),
       op.title,
     ]),
     ...serviceCommands.map((c) => [c.usage ?? c.command.join(' '), c.summary]),
-  ];
+  ].filter(([usage]) => group === undefined || usage!.startsWith(`${group} `));
+
+const commandList = (rows: string[][]): string[] => {
   // Long usages (token create ...) go on a line of their own rather than widening every row.
   const width = Math.min(Math.max(...rows.map((r) => r[0]!.length)), 24) + 2;
+  return rows.map(([c, s]) =>
+    c!.length < width ? `  ${c!.padEnd(width)}${s}` : `  ${c}\n  ${''.padEnd(width)}${s}`,
+  );
+};
+
+/** `powerplan fleet`, `powerplan token --help`: the commands of that group. */
+const groupHelp = (group: string, rows: string[][]): string =>
+  [
+    `Usage: powerplan ${group} <command> [arguments] [--json]`,
+    '',
+    'Commands:',
+    ...commandList(rows),
+    '',
+    `Help for one of them: powerplan ${group} <command> --help`,
+  ].join('\n');
+
+const generalHelp = (): string => {
   return [
     `powerplan ${version}: read, measure and set the OS power plan.`,
     '',
     'Usage: powerplan <command> [arguments] [--json]',
     '',
     'Commands:',
-    ...rows.map(([c, s]) =>
-      c!.length < width ? `  ${c!.padEnd(width)}${s}` : `  ${c}\n  ${''.padEnd(width)}${s}`,
-    ),
+    ...commandList(commandRows()),
     '',
     'Global options:',
     '  --json                 print exactly what the REST API returns',
@@ -162,12 +180,25 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
       io.out(`${version}\n`);
       return 0;
     }
-    if (argv.length === 0 || argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
+    const help = argv.includes('--help') || argv.includes('-h');
+    const words = argv.filter((a) => !a.startsWith('-'));
+    const group = words[0] !== undefined ? commandRows(words[0]) : [];
+    if (group.length > 0) {
+      // A group word alone (`powerplan fleet`) or with a word that is none of its commands.
+      if (help && words.length === 1) {
+        io.out(`${groupHelp(words[0]!, group)}\n`);
+        return 0;
+      }
+      io.err(
+        `powerplan: ${words.length === 1 ? `'${words[0]}' needs a command` : `unknown command '${words.slice(0, 2).join(' ')}'`}\n${groupHelp(words[0]!, group)}\n`,
+      );
+      return 2;
+    }
+    if (argv.length === 0 || help || argv[0] === 'help') {
       io.out(`${generalHelp()}\n`);
       return argv.length === 0 ? 2 : 0;
     }
-    const word = argv.find((a) => !a.startsWith('-'));
-    return usageError(io, word ? `unknown command '${word}'` : 'no command given');
+    return usageError(io, words[0] ? `unknown command '${words[0]}'` : 'no command given');
   }
 
   const options = { ...globalOptions, ...(found.op ? optionsFor(found.op) : (found.service?.options ?? {})) };
