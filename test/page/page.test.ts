@@ -15,11 +15,12 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { repoRoot, runCli, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { runCli, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
 
 import { assertOnlyLoopback, type Browser, CHROMIUM, openBrowser, present, ready, skip } from './browser.ts';
 
 const run = promisify(execFile);
+const repoRoot = join(import.meta.dirname, '..', '..');
 const pageDir = join(repoRoot, 'src', 'surfaces', 'http', 'page');
 
 const activeKind = async (server: ServerProcess, headers: Record<string, string> = {}) => {
@@ -65,7 +66,7 @@ describe('status page files', () => {
       assert.equal((await app.request(path)).status, 404, path);
   });
 
-  it('every module is type-checked against types generated from the committed OpenAPI document', async () => {
+  it('every module opts into type checking, with API types generated from the committed OpenAPI document', async () => {
     for (const name of (await readdir(pageDir)).filter((f) => f.endsWith('.js')))
       assert.match(
         await readFile(join(pageDir, name), 'utf8'),
