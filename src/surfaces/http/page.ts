@@ -15,7 +15,7 @@ export const PAGE_ASSETS = '/page';
 
 /**
  * The only files served, with their content types: the page, its style and its modules, one per
- * section (api-types.d.ts next to them only types the modules and is not served).
+ * section.
  */
 const js = 'text/javascript; charset=utf-8';
 const assets: Record<string, string> = {

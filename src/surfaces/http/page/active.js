@@ -6,9 +6,9 @@ import { api } from './api.js';
 import { byId, facts, h, note, replace, thead } from './dom.js';
 import { section } from './errors.js';
 
-/** @typedef {import('./api-types').components['schemas']['ActivePlan']} ActivePlan */
-/** @typedef {import('./api-types').components['schemas']['ProcessorSettings']} ProcessorSettings */
-/** @typedef {import('./api-types').components['schemas']['AcDc']} AcDc */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['ActivePlan']} ActivePlan */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['ProcessorSettings']} ProcessorSettings */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['AcDc']} AcDc */
 
 const boostModes = [
   'disabled',

@@ -6,7 +6,7 @@ import { api } from './api.js';
 import { byId, facts, h, replace } from './dom.js';
 import { section } from './errors.js';
 
-/** @typedef {import('./api-types').components['schemas']['Recommendation']} Recommendation */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['Recommendation']} Recommendation */
 
 /**
  * A titled list, or nothing when it has no items.

@@ -1,9 +1,9 @@
 // @ts-check
 // The page's only way to the REST API: same-origin fetch with the bearer token from session storage,
 // problem+json turned into an ApiError, and one token prompt shared by every call that got a 401.
-// The answers' types come from the OpenAPI document (api-types.d.ts, generated, not served).
+// The answers' types come from the OpenAPI document (openapi/api-types.d.ts, generated).
 
-/** @typedef {import('./api-types').components['schemas']['Problem']} Problem */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['Problem']} Problem */
 
 const TOKEN_KEY = 'powerplan.token';
 

@@ -14,8 +14,8 @@ import { loadHolds } from './holds.js';
 import { loadPlans } from './plans.js';
 import { loadSystem } from './system.js';
 
-/** @typedef {import('./api-types').components['schemas']['ActivePlan']} ActivePlan */
-/** @typedef {import('./api-types').components['schemas']['SystemInfo']} SystemInfo */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['ActivePlan']} ActivePlan */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['SystemInfo']} SystemInfo */
 
 /** What the plans section needs from the others; kept when a reload fails. */
 const state = {

@@ -8,7 +8,7 @@ import { byId } from './dom.js';
 import { errorBox } from './errors.js';
 import { showResult } from './result.js';
 
-/** @typedef {import('./api-types').components['schemas']['BenchmarkResult']} BenchmarkResult */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['BenchmarkResult']} BenchmarkResult */
 
 /** @type {[number, string][]} When each phase of a quick run probably starts (ms), and its text. */
 const phases = [

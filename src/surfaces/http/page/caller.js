@@ -6,7 +6,7 @@ import { api, forgetToken, getToken, onTokenNeeded, setToken } from './api.js';
 import { byId } from './dom.js';
 import { section } from './errors.js';
 
-/** @typedef {import('./api-types').components['schemas']['Caller']} Caller */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['Caller']} Caller */
 
 /** @typedef {Caller['allows'][number]} Scope */
 

@@ -3,7 +3,7 @@
 // idle gap against the warm baseline, and sustained single-thread / all-core throughput as bars.
 // Colours come from CSS classes so that the page's light and dark themes apply.
 
-/** @typedef {import('./api-types').components['schemas']['BenchmarkResult']} BenchmarkResult */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['BenchmarkResult']} BenchmarkResult */
 
 const NS = 'http://www.w3.org/2000/svg';
 

@@ -7,11 +7,11 @@ import { ApiError, api } from './api.js';
 import { confirmSwitch } from './confirm.js';
 import { byId, fig, h, replace, thead } from './dom.js';
 
-/** @typedef {import('./api-types').components['schemas']['FleetHostList']} FleetHostList */
-/** @typedef {import('./api-types').components['schemas']['FleetStatus']} FleetStatus */
-/** @typedef {import('./api-types').components['schemas']['FleetHostStatus']} FleetHostStatus */
-/** @typedef {import('./api-types').components['schemas']['FleetSetResult']} FleetSetResult */
-/** @typedef {import('./api-types').components['schemas']['PlanKind']} PlanKind */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['FleetHostList']} FleetHostList */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['FleetStatus']} FleetStatus */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['FleetHostStatus']} FleetHostStatus */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['FleetSetResult']} FleetSetResult */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['PlanKind']} PlanKind */
 
 /** @type {PlanKind[]} */
 const kinds = ['high-performance', 'balanced', 'power-saver', 'ultimate-performance'];

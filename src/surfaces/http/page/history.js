@@ -6,7 +6,7 @@ import { byId, fig, h, replace, thead, when } from './dom.js';
 import { section } from './errors.js';
 import { showResult } from './result.js';
 
-/** @typedef {import('./api-types').components['schemas']['BenchmarkList']} BenchmarkList */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['BenchmarkList']} BenchmarkList */
 
 /**
  * @param {BenchmarkList} list

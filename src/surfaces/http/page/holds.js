@@ -5,7 +5,7 @@ import { ApiError, api } from './api.js';
 import { byId, h, replace, when } from './dom.js';
 import { section } from './errors.js';
 
-/** @typedef {import('./api-types').components['schemas']['HoldList']} HoldList */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['HoldList']} HoldList */
 
 /** @param {HoldList} l */
 const holdsView = (l) =>

@@ -8,11 +8,11 @@ import { confirmSwitch } from './confirm.js';
 import { byId, facts, h, note, replace } from './dom.js';
 import { reportError, section } from './errors.js';
 
-/** @typedef {import('./api-types').components['schemas']['Plan']} Plan */
-/** @typedef {import('./api-types').components['schemas']['PlanList']} PlanList */
-/** @typedef {import('./api-types').components['schemas']['SetPlanResult']} SetPlanResult */
-/** @typedef {import('./api-types').components['schemas']['ActivePlan']} ActivePlan */
-/** @typedef {import('./api-types').components['schemas']['SystemInfo']} SystemInfo */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['Plan']} Plan */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['PlanList']} PlanList */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['SetPlanResult']} SetPlanResult */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['ActivePlan']} ActivePlan */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['SystemInfo']} SystemInfo */
 
 /**
  * The plan list; `onSwitch(plan, button)` is given only when the caller may switch plans here.

@@ -5,7 +5,7 @@ import { api } from './api.js';
 import { burstChart, sustainedChart } from './chart.js';
 import { byId, facts, fig, h, note, replace, thead, when } from './dom.js';
 
-/** @typedef {import('./api-types').components['schemas']['BenchmarkResult']} BenchmarkResult */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['BenchmarkResult']} BenchmarkResult */
 
 /** @param {BenchmarkResult} r */
 const resultHeader = (r) => [

@@ -5,7 +5,7 @@ import { api } from './api.js';
 import { byId, facts, replace } from './dom.js';
 import { section } from './errors.js';
 
-/** @typedef {import('./api-types').components['schemas']['SystemInfo']} SystemInfo */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['SystemInfo']} SystemInfo */
 
 /** @type {Record<string, string>} */
 const abilities = {
