@@ -39,7 +39,7 @@ describe('comparison restore across process ends', () => {
   });
   after(() => t.cleanup());
 
-  const journal = () => t.deps.store.path('compare-journal.json');
+  const journal = () => t.deps.store.path('restore-journal.json');
   const audits = async () =>
     (await t.deps.store.readLines('audit.jsonl')) as { operation: string; caller: string; result: string }[];
 

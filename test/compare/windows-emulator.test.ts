@@ -10,7 +10,6 @@ import { localCaller } from '../../src/domain/scopes.ts';
 import { operationByName } from '../../src/operations/index.ts';
 import { runOperation } from '../../src/operations/run.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { readJournal } from '../../src/services/compare-journal.ts';
 import { type TestDeps, testDeps } from '../helpers.ts';
 import { type Emulated, emulate } from '../platform/windows/emulator.ts';
 import { GatedBench } from './gated-bench.ts';
@@ -61,7 +60,7 @@ describe('comparison on the Windows backend (powercfg emulator)', () => {
     const calls = (await emu.calls('/setactive')).slice(before).map((a) => a[1]);
     assert.deepEqual(calls, [SCHEME.highPerformance, SCHEME.balanced]);
     assert.equal((await emu.state()).active, SCHEME.balanced);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
   });
 
   it('cancellation mid-run restores the original through powercfg', async () => {
@@ -84,7 +83,7 @@ describe('comparison on the Windows backend (powercfg emulator)', () => {
       ['forbidden', 'os_error'].includes(e.code),
     );
     assert.equal((await emu.state()).active, SCHEME.balanced);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
     await emu.update((s) => {
       s.notElevated = false;
     });
