@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * Active power plan
-         * @description Returns the plan in force with its effective processor settings (minimum/maximum processor state, boost, energy performance preference on Windows; governor, driver, EPP, turbo, platform profile on Linux; null where not exposed), who owns the setting (powercfg, group policy, tuned, power-profiles-daemon, sysfs, firmware) and whether this service can change it, with the reason when it cannot. Read-only and cheap.
+         * @description Returns the plan in force with its effective processor settings (minimum/maximum processor state, boost, energy performance preference on Windows; governor, driver, EPP, turbo, platform profile on Linux; null where not exposed), who owns the setting (powercfg, group policy, tuned, power-profiles-daemon, sysfs, firmware) and whether this service can change it, with the reason when it cannot. Warns when a damaged restore journal was kept aside (a restore may be pending). Read-only and cheap.
          */
         get: operations["get_active_power_plan"];
         /**
@@ -452,16 +452,33 @@ export interface components {
             caller: string;
             /** @description Remote address of the HTTP caller. */
             remote?: string;
-            /** @description Operation or internal action, e.g. set_power_plan, compare_restore. */
-            operation: string;
+            /**
+             * @description Operation or internal action, e.g. set_power_plan, compare_restore.
+             * @enum {string}
+             */
+            operation: "set_power_plan" | "hold_power_plan" | "release_power_plan" | "hold_expire" | "hold_restore" | "hold_recover" | "set_desired_power_plan" | "desired_state_check" | "enforce_desired_state" | "compare_power_plans" | "compare_restore";
+            /** @description What the caller asked for (always present since this version). */
             input?: unknown;
-            before?: unknown;
-            after?: unknown;
+            /** @description The plan in force before; null when not read or not relevant. */
+            before?: ({
+                id: string;
+                name?: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description The plan in force after (or asked for, when failed); null when none. */
+            after?: ({
+                id: string;
+                name?: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
             /**
              * @description What happened.
              * @enum {string}
              */
             result: "changed" | "failed" | "restored" | "created" | "detected";
+            /** @description Why it failed (result `failed`). */
             error?: string;
         };
         /**
@@ -2914,15 +2931,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The service is up. */
+            /** @description The service is up. `degraded` when damaged state files were kept aside (`<name>.corrupt-<time>`); they are named in `damaged` and stay until an operator removes them. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @constant */
-                        status: "ok";
+                        /** @enum {unknown} */
+                        status: "ok" | "degraded";
+                        damaged: {
+                            file: string;
+                            keptAs: string;
+                            journal: boolean;
+                        }[];
                     };
                 };
             };
