@@ -14,13 +14,14 @@ import type { SubApp } from './env.ts';
 export const PAGE_ASSETS = '/page';
 
 /**
- * The only files served, with their content types: the page, its style and its modules, one per
- * section.
+ * The only files served, with their content types: the page, its style sheets and its modules, one
+ * per section.
  */
 const js = 'text/javascript; charset=utf-8';
+const css = 'text/css; charset=utf-8';
 const assets: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
-  'style.css': 'text/css; charset=utf-8',
+  ...Object.fromEntries(['style.css', 'controls.css', 'sections.css'].map((name) => [name, css])),
   ...Object.fromEntries(
     [
       'app.js',
