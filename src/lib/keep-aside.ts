@@ -5,7 +5,7 @@
  * damaged: an absent file is simply empty. The kept copies are what /healthz and /metrics report
  * until an operator has looked at them and removed them.
  */
-import { readdirSync } from 'node:fs';
+import { type BigIntStats, readdirSync, statSync } from 'node:fs';
 import { link, lstat, rm } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 
@@ -57,15 +57,41 @@ export const keepAside = async (path: string, ino: bigint | number): Promise<str
   throw new Error(`Too many damaged copies of ${path}; remove the old ${basename(path)}.corrupt-* files.`);
 };
 
-/** The kept copies of damaged files in `dir` (optionally only those of one file name). */
-export const damagedFiles = (dir: string, only?: string): DamagedFile[] => {
+/**
+ * A directory's names, listed again only when the directory itself changed (its mtime, inode or
+ * link count): /healthz and every read of the active plan ask, and a stat costs far less than a
+ * listing of a state directory that may hold rotated audit files. A directory changed in the last
+ * two seconds is always listed: file times are coarser than the clock (a kernel tick), so a change
+ * in the same tick as the listing would leave the same mtime.
+ */
+const listings = new Map<string, { stamp: string; names: string[] }>();
+const namesIn = (dir: string): string[] => {
+  let stamp: string;
+  let s: BigIntStats;
+  try {
+    s = statSync(dir, { bigint: true });
+    stamp = `${s.ino}:${s.mtimeNs}:${s.nlink}`;
+  } catch {
+    listings.delete(dir);
+    return [];
+  }
+  const cached = listings.get(dir);
+  if (cached?.stamp === stamp) return cached.names;
+  const settled = Date.now() - Number(s.mtimeMs) > 2000;
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
     return [];
   }
-  return names
+  if (settled) listings.set(dir, { stamp, names });
+  else listings.delete(dir);
+  return names;
+};
+
+/** The kept copies of damaged files in `dir` (optionally only those of one file name). */
+export const damagedFiles = (dir: string, only?: string): DamagedFile[] => {
+  return namesIn(dir)
     .map((keptAs) => ({ keptAs, m: /^(.+)\.corrupt-\d{8}T\d{9}Z(?:-\d+)?$/.exec(keptAs) }))
     .filter(({ m }) => m && (only === undefined || m[1] === only))
     .map(({ keptAs, m }) => ({ file: m![1]!, keptAs, journal: JOURNAL_FILES.has(m![1]!) }))
