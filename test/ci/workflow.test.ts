@@ -31,8 +31,8 @@ interface Job {
 const workflow = parse(text) as { jobs: Record<string, Job> };
 /** The parser's complaints about a workflow text; none for a valid workflow. */
 const workflowErrors = (content: string): string[] =>
-  parseWorkflow({ name: 'ci.yml', content }, new NoOperationTraceWriter()).context.errors
-    .getErrors()
+  parseWorkflow({ name: 'ci.yml', content }, new NoOperationTraceWriter())
+    .context.errors.getErrors()
     .map((e) => e.message);
 const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string } };
 
