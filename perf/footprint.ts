@@ -4,7 +4,7 @@
  * the bundle (dist/, what `npm install` builds) and from the TypeScript sources (tsx); and the
  * server's resident memory idle and after 10,000, 20,000 and 30,000 requests.
  *
- *   npm run bench:footprint -- [--runs 5] [--requests 10000]
+ *   npm run perf:footprint -- [--runs 5] [--requests 10000]
  *
  * Goals: first /healthz under 400 ms; CLI reads under 250 ms; resident memory under 80 MB with no
  * growth between 10,000 and 30,000 requests.
