@@ -5,7 +5,8 @@ import { serve } from '@hono/node-server';
 import { liveWorkers } from '../../src/bench/runner.ts';
 import { BenchmarkList, BenchmarkResult } from '../../src/domain/benchmark.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { until } from '../support/until.ts';
 
 /** Short ladder and forced: other work on a shared test machine must not make the guard refuse. */
 const body = JSON.stringify({ force: true, idleGapsMs: [20, 100] });
@@ -15,12 +16,6 @@ const post = (base: string, signal?: AbortSignal) =>
     headers: { 'content-type': 'application/json' },
     body,
     ...(signal ? { signal } : {}),
-  });
-
-const until = (condition: () => boolean) =>
-  new Promise<void>((resolve) => {
-    const poll = () => (condition() ? resolve() : setTimeout(poll, 5));
-    poll();
   });
 
 describe('benchmarks over HTTP (real server on loopback)', () => {
@@ -44,7 +39,7 @@ describe('benchmarks over HTTP (real server on loopback)', () => {
 
   it('runs a benchmark (201), refuses a concurrent one (409 problem+json), and answers /healthz while its workers run', async () => {
     const running = post(base);
-    await until(() => t.deps.bench.running && liveWorkers() > 0);
+    await until('a benchmark worker running', () => t.deps.bench.running && liveWorkers() > 0, 15_000, 5);
 
     const second = await post(base);
     assert.equal(second.status, 409);
@@ -98,10 +93,10 @@ describe('benchmarks over HTTP (real server on loopback)', () => {
   it('stops every worker when the HTTP client goes away', async () => {
     const client = new AbortController();
     const running = post(base, client.signal).catch((e: unknown) => e);
-    await until(() => t.deps.bench.running && liveWorkers() > 0);
+    await until('a benchmark worker running', () => t.deps.bench.running && liveWorkers() > 0, 15_000, 5);
     client.abort();
     assert.ok((await running) instanceof Error);
-    await until(() => !t.deps.bench.running);
+    await until('the benchmark stopped', () => !t.deps.bench.running, 15_000, 5);
     assert.equal(liveWorkers(), 0);
     const list = BenchmarkList.parse(await (await fetch(`${base}/v1/benchmarks`)).json());
     assert.equal(list.total, 1, 'the cancelled run is not stored');

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { NoOperationTraceWriter, parseWorkflow } from '@actions/workflow-parser';
 import { parse } from 'yaml';
-import { repoRoot } from '../helpers.ts';
+import { repoRoot } from '../support/deps.ts';
 
 const path = join(repoRoot, '.github', 'workflows', 'ci.yml');
 const text = readFileSync(path, 'utf8');

@@ -11,8 +11,8 @@ import { FleetSetResult, FleetStatus, PrometheusTargets } from '../../src/domain
 import { ActivePlan } from '../../src/domain/schemas.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
-import { until } from '../holds/poll.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { until } from '../support/until.ts';
 import { type FleetRig, fleetRig } from './rig.ts';
 
 const TIMEOUT_MS = 5_000;

@@ -13,7 +13,7 @@ import type { Deps } from '../../src/deps.ts';
 import type { Scope } from '../../src/domain/scopes.ts';
 import { createToken } from '../../src/lib/tokens.ts';
 import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 
 export interface Agent {
   name: string;

@@ -15,9 +15,9 @@ import { desiredRuntime, startDesiredChecker } from '../../src/services/desired.
 import type { DesiredState } from '../../src/services/desired-schemas.ts';
 import { startHoldTimer } from '../../src/services/holds.ts';
 import type { HoldResult } from '../../src/services/holds-schemas.ts';
-import { testDeps } from '../helpers.ts';
-import { call } from './call.ts';
-import { until } from './poll.ts';
+import { call } from '../support/call.ts';
+import { testDeps } from '../support/deps.ts';
+import { until } from '../support/until.ts';
 import { type Rig, rigs } from './rig.ts';
 
 const auditOf = async (deps: Deps) =>

@@ -13,17 +13,11 @@ import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { startHoldTimer } from '../../src/services/holds.ts';
 import type { HoldList, HoldResult, ReleaseResult } from '../../src/services/holds-schemas.ts';
 import { recover } from '../../src/services/recovery.ts';
-import { call } from './call.ts';
+import { call } from '../support/call.ts';
+import { isCode } from '../support/errors.ts';
+import { until } from '../support/until.ts';
 import { expireInJournal } from './journal.ts';
-import { until } from './poll.ts';
 import { type Rig, rigs } from './rig.ts';
-
-const isCode = (code: string, message?: RegExp) => (e: unknown) => {
-  assert.ok(isPowerPlanError(e), `expected a PowerPlanError, got ${String(e)}`);
-  assert.equal(e.code, code, e.message);
-  if (message) assert.match(e.message, message);
-  return true;
-};
 
 const auditOf = async (deps: Deps) =>
   (await deps.store.readLines('audit.jsonl')).map((l) => AuditRecord.parse(l));

@@ -15,17 +15,11 @@ import {
   ReleaseResult,
 } from '../../src/services/holds-schemas.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
-import { call } from './call.ts';
+import { call } from '../support/call.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { isCode } from '../support/errors.ts';
 
 const reader: Caller = { name: 'dashboard', scopes: ['read'] };
-
-const isCode = (code: string, message?: RegExp) => (e: unknown) => {
-  assert.ok(isPowerPlanError(e), String(e));
-  assert.equal(e.code, code, e.message);
-  if (message) assert.match(e.message, message);
-  return true;
-};
 
 describe('parseDuration', () => {
   it('reads s, m, h, d and combinations, largest unit first', () => {

@@ -9,9 +9,10 @@ import { AuditRecord } from '../../src/lib/audit.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import type { DesiredState } from '../../src/services/desired-schemas.ts';
 import type { HoldList, HoldResult } from '../../src/services/holds-schemas.ts';
-import { runCli, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { runCli, type ServerProcess, startServer } from '../support/processes.ts';
+import { until } from '../support/until.ts';
 import { expireInJournal } from './journal.ts';
-import { until } from './poll.ts';
 
 const get = async <T>(s: ServerProcess, path: string): Promise<T> => {
   const res = await fetch(`${s.url}${path}`);

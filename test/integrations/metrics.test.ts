@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { type ServerProcess, startServer } from '../support/processes.ts';
 import { findPrometheusPython, type ParsedFamily, parsePrometheusText, requireTool } from './tools.ts';
 
 const install = 'apt-get install python3-prometheus-client';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
 import { type FleetRig, fleetRig } from '../fleet/rig.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 import { assertOnlyLoopback, type Browser, openBrowser, ready, skip } from './browser.ts';
 
 describe('status page: fleet view', { skip }, () => {

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { runCli, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { runCli, type ServerProcess, startServer } from '../support/processes.ts';
 
 import { assertOnlyLoopback, type Browser, CHROMIUM, openBrowser, present, ready, skip } from './browser.ts';
 

@@ -9,7 +9,8 @@ import { Store } from '../../src/lib/store.ts';
 import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { startHttpServer } from '../../src/surfaces/http/server.ts';
-import { repoRoot, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { repoRoot, type TestDeps, testDeps } from '../support/deps.ts';
+import { startServer } from '../support/processes.ts';
 import { bearer, type SecureHarness, secureHarness } from './harness.ts';
 
 interface AuditLine {

@@ -14,7 +14,7 @@ import { createToken, revokeToken, TokenVerifier } from '../../src/lib/tokens.ts
 import { createApp, MAX_BODY_BYTES } from '../../src/surfaces/http/app.ts';
 import { REFUSAL_LOG_LINES_PER_MINUTE } from '../../src/surfaces/http/refusals.ts';
 import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 
 describe('a keep-alive client and an oversized body', () => {
   let t: TestDeps;

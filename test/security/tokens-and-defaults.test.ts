@@ -9,7 +9,9 @@ import { createLogger } from '../../src/lib/log.ts';
 import { createToken, parseScopes, revokeToken } from '../../src/lib/tokens.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { loadHttpSecurity } from '../../src/surfaces/http/security.ts';
-import { makeTestCertificate, runCli, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { runCli, startServer } from '../support/processes.ts';
+import { makeTestCertificate } from '../support/tls.ts';
 import { bearer, type SecureHarness, secureHarness, strangerToken } from './harness.ts';
 
 const silent = createLogger('silent');

@@ -8,7 +8,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createToken } from '../../src/lib/tokens.ts';
 import { operationByName, operations } from '../../src/operations/index.ts';
-import { binPath, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { binPath, type ServerProcess, startServer } from '../support/processes.ts';
 import { callableWithoutSetup, callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
 
 const newClient = () => new Client({ name: 'powerplan-test', version: '0.0.0' });
