@@ -9,7 +9,6 @@ import { benchPlan } from '../../src/bench/profiles.ts';
 import { liveWorkers, runBenchmark } from '../../src/bench/runner.ts';
 import { BenchmarkService, type Fingerprint } from '../../src/bench/service.ts';
 import { BenchmarkResult, benchmarkIdPattern } from '../../src/domain/benchmark.ts';
-import { PowerPlanError } from '../../src/domain/errors.ts';
 import { Store } from '../../src/lib/store.ts';
 import { isCode } from '../support/errors.ts';
 

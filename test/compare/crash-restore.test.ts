@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ActivePlan } from '../../src/domain/schemas.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
+import { depsPerBlock } from '../support/fixture.ts';
 import { type ServerProcess, startServer } from '../support/processes.ts';
 import { until } from '../support/until.ts';
 
@@ -24,11 +24,7 @@ const startComparison = (server: ServerProcess) =>
   }).catch((e: unknown) => e);
 
 describe('comparison restore across process ends', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   const journal = () => t.deps.store.path('compare-journal.json');
   const audits = async () =>

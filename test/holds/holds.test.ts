@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { Deps } from '../../src/deps.ts';
-import { isPowerPlanError } from '../../src/domain/errors.ts';
 import type { SetPlanResult } from '../../src/domain/schemas.ts';
 import { AuditRecord } from '../../src/lib/audit.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';

@@ -4,7 +4,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isPowerPlanError } from '../../src/domain/errors.ts';
 import type { Caller } from '../../src/domain/scopes.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import {
@@ -18,6 +17,7 @@ import { createApp } from '../../src/surfaces/http/app.ts';
 import { call } from '../support/call.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { isCode } from '../support/errors.ts';
+import { depsPerBlock } from '../support/fixture.ts';
 
 const reader: Caller = { name: 'dashboard', scopes: ['read'] };
 
@@ -38,11 +38,7 @@ describe('parseDuration', () => {
 });
 
 describe('hold input', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   const refused = async (input: Record<string, unknown>, message: RegExp) => {
     await assert.rejects(call(t.deps, 'hold_power_plan', input), isCode('invalid_input', message));

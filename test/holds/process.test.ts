@@ -10,6 +10,7 @@ import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import type { DesiredState } from '../../src/services/desired-schemas.ts';
 import type { HoldList, HoldResult } from '../../src/services/holds-schemas.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
+import { depsPerBlock } from '../support/fixture.ts';
 import { runCli, type ServerProcess, startServer } from '../support/processes.ts';
 import { until } from '../support/until.ts';
 import { expireInJournal } from './journal.ts';
@@ -125,11 +126,7 @@ describe('holds across restarts of powerplan serve', () => {
 });
 
 describe('hold commands of the CLI', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   it('hold, holds, a refused set, release', async () => {
     const held = await runCli(

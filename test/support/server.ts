@@ -1,14 +1,13 @@
 /**
  * A server for the tests of one describe block: fresh deps (and, when asked, a token file holding
  * named tokens), the server started before the block's tests, stopped and cleaned up after them.
- * `served.t`, `served.server` and `served.tokens` are filled in once the `before` hook has run.
  */
 import { join } from 'node:path';
-import { after, before } from 'node:test';
 import type { Scope } from '../../src/domain/scopes.ts';
 import { createToken } from '../../src/lib/tokens.ts';
 import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
 import { type TestDeps, testDeps } from './deps.ts';
+import { perBlock } from './fixture.ts';
 import { type ServerProcess, startServer } from './processes.ts';
 
 export interface Served<S> {
@@ -31,26 +30,26 @@ const fixture = <S>(
   options: ServeOptions,
   start: (t: TestDeps, env: Record<string, string>) => Promise<S>,
   stop: (server: S) => Promise<unknown>,
-): Served<S> => {
-  const served = { tokens: {} } as Served<S>;
-  before(async () => {
-    served.t = await testDeps(typeof options.env === 'function' ? options.env() : options.env);
-    const env = { ...served.t.env };
-    if (options.tokens) {
-      env.POWERPLAN_TOKEN_FILE = join(served.t.dir, 'tokens.json');
-      for (const [name, scopes] of Object.entries(options.tokens)) {
-        served.tokens[name] = (await createToken(env.POWERPLAN_TOKEN_FILE, name, scopes)).token;
+): Served<S> =>
+  perBlock(
+    async () => {
+      const t = await testDeps(typeof options.env === 'function' ? options.env() : options.env);
+      const env = { ...t.env };
+      const tokens: Record<string, string> = {};
+      if (options.tokens) {
+        env.POWERPLAN_TOKEN_FILE = join(t.dir, 'tokens.json');
+        for (const [name, scopes] of Object.entries(options.tokens)) {
+          tokens[name] = (await createToken(env.POWERPLAN_TOKEN_FILE, name, scopes)).token;
+        }
       }
-    }
-    await options.prepare?.(served.t);
-    served.server = await start(served.t, env);
-  });
-  after(async () => {
-    if (served.server) await stop(served.server);
-    await served.t?.cleanup();
-  });
-  return served;
-};
+      await options.prepare?.(t);
+      return { t, server: await start(t, env), tokens };
+    },
+    async ({ t, server }) => {
+      await stop(server);
+      await t.cleanup();
+    },
+  );
 
 /** `powerplan serve` as a child process, the way an operator runs it. */
 export const servedProcess = (options: ServeOptions = {}): Served<ServerProcess> =>
