@@ -16,6 +16,10 @@ const defaultStateDir = (env: NodeJS.ProcessEnv): string => {
 const defaultPowercfg = (env: NodeJS.ProcessEnv): string =>
   join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'powercfg.exe');
 
+/** icacls.exe, for the access control list of the state directory and the token file. */
+const defaultIcacls = (env: NodeJS.ProcessEnv): string =>
+  join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'icacls.exe');
+
 /** reg.exe, for the group policy and code page lookups of the Windows backend. */
 const defaultReg = (env: NodeJS.ProcessEnv): string =>
   join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'reg.exe');
@@ -78,6 +82,18 @@ export const ConfigSchema = z.object({
   ansibleInventory: z.string().min(1).optional(),
   fleetTimeoutMs: z.coerce.number().int().min(100).max(120_000).default(5_000),
   fleetConcurrency: z.coerce.number().int().min(1).max(256).default(16),
+  /** Audit trail rotation: a file is rotated at this size; this many files are kept. */
+  auditMaxBytes: z.coerce
+    .number()
+    .int()
+    .min(4096)
+    .default(10 * 1024 * 1024),
+  auditFiles: z.coerce.number().int().min(1).max(100).default(5),
+  /** A lock not refreshed for this long is stale (its holder refreshes it every quarter of it). */
+  lockStaleSeconds: z.coerce.number().min(0.2).max(86_400).default(120),
+  icacls: z.string().min(1),
+  /** Check and set the ACL of the state directory and token file: on Windows (auto) or always. */
+  aclCheck: z.enum(['auto', 'always']).default('auto'),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -106,6 +122,11 @@ const variables: Record<keyof Config, string> = {
   ansibleInventory: 'POWERPLAN_ANSIBLE_INVENTORY',
   fleetTimeoutMs: 'POWERPLAN_FLEET_TIMEOUT_MS',
   fleetConcurrency: 'POWERPLAN_FLEET_CONCURRENCY',
+  auditMaxBytes: 'POWERPLAN_AUDIT_MAX_BYTES',
+  auditFiles: 'POWERPLAN_AUDIT_FILES',
+  lockStaleSeconds: 'POWERPLAN_LOCK_STALE_SECONDS',
+  icacls: 'POWERPLAN_ICACLS',
+  aclCheck: 'POWERPLAN_ACL_CHECK',
 };
 
 export const configVariables = variables;
@@ -118,6 +139,7 @@ export const loadConfig = (
     stateDir: defaultStateDir(env),
     powercfg: defaultPowercfg(env),
     reg: defaultReg(env),
+    icacls: defaultIcacls(env),
   };
   for (const [key, name] of Object.entries(variables) as [keyof Config, string][]) {
     const value = flags[key] ?? env[name];

@@ -51,3 +51,6 @@ export const describeZodError = (error: z.ZodError, where = 'input'): string =>
       return `${path}: ${i.message}`;
     })
     .join('; ');
+
+/** The message of anything thrown, for logs, audit records and answers. */
+export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));

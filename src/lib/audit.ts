@@ -1,10 +1,37 @@
 /**
- * The audit trail: one JSON line per change or attempted change of the power plan, appended to
- * `audit.jsonl` in the state directory. Records callers by token name, never by token.
+ * The audit trail: one JSON line per change or attempted change of the power plan (and of the
+ * desired plan), appended to `audit.jsonl` in the state directory, rotated by size. Every record
+ * has the same shape (time, caller, operation, input, before, after, result, error when failed);
+ * the plan-change service is the one writer. Records callers by token name, never by token.
  */
 import { z } from 'zod';
-import type { Caller } from '../domain/scopes.ts';
-import type { Store } from './store.ts';
+
+/** Everything that is audited: the operations that change a plan and the service's own actions. */
+export const AuditOperation = z
+  .enum([
+    'set_power_plan',
+    'hold_power_plan',
+    'release_power_plan',
+    'hold_expire',
+    'hold_restore',
+    'hold_recover',
+    'set_desired_power_plan',
+    'desired_state_check',
+    'enforce_desired_state',
+    'compare_power_plans',
+    'compare_restore',
+  ])
+  .describe('Operation or internal action, e.g. set_power_plan, compare_restore.');
+export type AuditOperation = z.infer<typeof AuditOperation>;
+
+export const AuditResult = z
+  .enum(['changed', 'failed', 'restored', 'created', 'detected'])
+  .describe('What happened.');
+export type AuditResult = z.infer<typeof AuditResult>;
+
+/** A plan as the audit trail names it (records of earlier versions may carry more fields). */
+export const AuditPlan = z.looseObject({ id: z.string(), name: z.string().optional() }).nullable();
+export type AuditPlan = { id: string; name: string } | null;
 
 export const AuditRecord = z
   .object({
@@ -15,24 +42,14 @@ export const AuditRecord = z
         'Token name, `local`, or `service` for the service acting on its own (restore, expiry, enforcement).',
       ),
     remote: z.string().optional().describe('Remote address of the HTTP caller.'),
-    operation: z.string().describe('Operation or internal action, e.g. set_power_plan, compare_restore.'),
-    input: z.unknown().optional(),
-    before: z.unknown().optional(),
-    after: z.unknown().optional(),
-    result: z.enum(['changed', 'failed', 'restored', 'created', 'detected']).describe('What happened.'),
-    error: z.string().optional(),
+    operation: AuditOperation,
+    input: z.unknown().optional().describe('What the caller asked for (always present since this version).'),
+    before: AuditPlan.optional().describe('The plan in force before; null when not read or not relevant.'),
+    after: AuditPlan.optional().describe(
+      'The plan in force after (or asked for, when failed); null when none.',
+    ),
+    result: AuditResult,
+    error: z.string().optional().describe('Why it failed (result `failed`).'),
   })
   .meta({ id: 'AuditRecord' });
 export type AuditRecord = z.infer<typeof AuditRecord>;
-
-export const audit = (
-  store: Store,
-  caller: Caller | 'service',
-  record: Omit<AuditRecord, 'time' | 'caller' | 'remote'>,
-): Promise<void> =>
-  store.append('audit.jsonl', {
-    time: new Date().toISOString(),
-    caller: caller === 'service' ? 'service' : caller.name,
-    ...(caller !== 'service' && caller.remote ? { remote: caller.remote } : {}),
-    ...record,
-  });

@@ -1,102 +1,186 @@
 /**
- * A lock across processes on this host (the server, a CLI run, an MCP stdio server): a lock file in
- * the state directory created with O_EXCL, holding the owner's pid. A lock left by a process that is
- * gone (or older than any holder can last) is stale and taken over, so a crash never blocks for good.
- * Used for one benchmark at a time and for the plan lock.
+ * A lock across processes on this host (the server, a CLI run, an MCP stdio server): a lock file
+ * naming its holder (pid, process start time, instance id; see process-identity.ts). Used for the
+ * plan lock, one benchmark at a time and the token file.
+ *
+ * - Created atomically with its content: the content is written to a file of its own, then
+ *   hard-linked to the lock name, which fails when the name exists. No reader sees a torn lock.
+ * - Never blocks a successor: a holder that is gone (dead, pid reused, earlier instance of this
+ *   pid) is stale, and so is a lock not refreshed for `staleMs`. A live holder refreshes the lock's
+ *   modification time every `staleMs / 4`, so an operation longer than `staleMs` keeps its lock.
+ * - Never admits two holders: contenders that find the same stale lock race for a takeover marker
+ *   named after that lock's content, created the same atomic way; only the winner replaces the lock
+ *   (rename, atomic), after checking under the marker that it still holds the stale content. A
+ *   marker whose taker died is itself stale and taken over by the same rule.
  */
-import { open, readFile, rm, stat } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { link, lstat, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { type ErrorCode, PowerPlanError } from '../domain/errors.ts';
+import { holderState, type ProcessIdentity, thisProcess } from './process-identity.ts';
 
 export interface LockContent {
   pid: number;
+  start: string | null;
+  instance: string;
+  /** Random per acquisition. */
+  token: string;
   startedAt: string;
   what: string;
 }
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: the process exists but belongs to someone else.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 export interface FileLockOptions {
-  /** After this long a holder is presumed dead even if its pid lives on (pid reuse). */
+  /** A lock whose holder has not refreshed it for this long is stale (default 2 minutes). */
   staleMs?: number;
   /** The error code when the lock is held by someone else. */
   code: ErrorCode;
   /** The message when the lock is held: what is running, by whom, and what to do. */
   heldMessage: (holder: LockContent) => string;
+  /** Who takes the lock; tests only. */
+  identity?: ProcessIdentity;
 }
 
+export const DEFAULT_STALE_MS = 120_000;
+/** A lock file that cannot be parsed and is younger than this may be one an older version is still writing. */
+const UNREADABLE_GRACE_MS = 2_000;
+/** Markers of markers: one level is the normal case (a taker died mid-takeover). */
+const MAX_DEPTH = 4;
+
+interface Seen {
+  raw: string;
+  holder: LockContent | undefined;
+  ageMs: number;
+}
+
+type Outcome = { won: true } | { won: false; holder: LockContent | undefined };
+
+const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
+
+const parse = (raw: string): LockContent | undefined => {
+  try {
+    const c = JSON.parse(raw) as Partial<LockContent>;
+    if (typeof c.pid !== 'number' || typeof c.startedAt !== 'string') return undefined;
+    return {
+      pid: c.pid,
+      start: typeof c.start === 'string' ? c.start : null,
+      instance: String(c.instance ?? ''),
+      token: String(c.token ?? ''),
+      startedAt: c.startedAt,
+      what: String(c.what ?? 'another process'),
+    };
+  } catch {
+    return undefined;
+  }
+};
+
+const inspect = async (path: string): Promise<Seen | undefined> => {
+  try {
+    const [raw, st] = await Promise.all([readFile(path, 'utf8'), lstat(path)]);
+    return { raw, holder: parse(raw), ageMs: Date.now() - st.mtimeMs };
+  } catch (e) {
+    if (code(e) === 'ENOENT') return undefined;
+    throw e;
+  }
+};
+
 export class FileLock {
-  private readonly path: string;
+  readonly path: string;
   private readonly staleMs: number;
   private readonly options: FileLockOptions;
+  private readonly me: ProcessIdentity;
 
   constructor(path: string, options: FileLockOptions) {
     this.path = path;
-    this.staleMs = options.staleMs ?? 15 * 60_000;
+    this.staleMs = options.staleMs ?? DEFAULT_STALE_MS;
     this.options = options;
+    this.me = options.identity ?? thisProcess;
   }
 
-  private async holder(): Promise<LockContent | undefined> {
-    try {
-      const c = JSON.parse(await readFile(this.path, 'utf8')) as Partial<LockContent>;
-      if (typeof c.pid !== 'number' || typeof c.startedAt !== 'string') return undefined;
-      return { pid: c.pid, startedAt: c.startedAt, what: String(c.what ?? 'another process') };
-    } catch {
-      return undefined;
-    }
+  private stale(seen: Seen): boolean {
+    if (!seen.holder) return seen.ageMs > UNREADABLE_GRACE_MS;
+    if (seen.ageMs > this.staleMs) return true;
+    return holderState(seen.holder, this.me) === 'gone';
   }
 
-  /** Takes the lock or throws the configured error; returns the function that releases it. */
-  async acquire(what: string): Promise<() => Promise<void>> {
-    const content: LockContent = { pid: process.pid, startedAt: new Date().toISOString(), what };
-    for (let attempt = 0; attempt < 2; attempt++) {
+  /** Links `source` (my content) to `path`, taking over a stale holder; never replaces a live one. */
+  private async take(path: string, source: string, mine: string, depth: number): Promise<Outcome> {
+    for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        const handle = await open(this.path, 'wx', 0o600);
-        try {
-          await handle.writeFile(JSON.stringify(content));
-        } finally {
-          await handle.close();
-        }
-        return async () => {
-          const now = await this.holder();
-          if (now?.pid === content.pid && now.startedAt === content.startedAt)
-            await rm(this.path, { force: true });
-        };
+        await link(source, path);
+        return { won: true };
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        if (code(e) !== 'EEXIST') throw e;
       }
-      const h = await this.holder();
-      if (!h) {
-        // Unreadable: either torn by a crash (stale) or being written right now (give it a moment).
-        const age = await stat(this.path).then(
-          (s) => Date.now() - s.mtimeMs,
-          () => Number.POSITIVE_INFINITY,
-        );
-        if (age < 5_000)
-          throw new PowerPlanError(
-            this.options.code,
-            this.options.heldMessage({ pid: 0, startedAt: 'just now', what: 'another process' }),
-          );
+      const seen = await inspect(path);
+      if (!seen) continue; // released meanwhile
+      if (!this.stale(seen) || depth >= MAX_DEPTH) return { won: false, holder: seen.holder };
+      const marker = `${this.path}.takeover-${createHash('sha256').update(seen.raw).digest('hex').slice(0, 16)}`;
+      const m = await this.take(marker, source, mine, depth + 1);
+      if (!m.won) return { won: false, holder: seen.holder };
+      try {
+        const now = await readFile(path, 'utf8').catch(() => undefined);
+        if (now !== seen.raw) continue; // someone else took over, or it was released: look again
+        // Replace the stale content atomically with a fresh copy of mine.
+        const copy = `${source}.${randomUUID()}`;
+        await writeFile(copy, mine, { mode: 0o600 });
+        await rename(copy, path);
+        return { won: true };
+      } finally {
+        if ((await readFile(marker, 'utf8').catch(() => undefined)) === mine)
+          await rm(marker, { force: true });
       }
-      const stale = !h || !alive(h.pid) || !(Date.now() - Date.parse(h.startedAt) <= this.staleMs);
-      if (h && !stale) {
-        throw new PowerPlanError(this.options.code, this.options.heldMessage(h), {
-          pid: h.pid,
-          startedAt: h.startedAt,
-        });
-      }
-      await rm(this.path, { force: true });
     }
-    throw new PowerPlanError(
-      this.options.code,
-      this.options.heldMessage({ pid: 0, startedAt: 'just now', what: 'another process' }),
+    const seen = await inspect(path);
+    return { won: false, holder: seen?.holder };
+  }
+
+  private busy(holder: LockContent | undefined): PowerPlanError {
+    const h = holder ?? {
+      pid: 0,
+      start: null,
+      instance: '',
+      token: '',
+      startedAt: 'just now',
+      what: 'another process',
+    };
+    return new PowerPlanError(this.options.code, this.options.heldMessage(h), {
+      pid: h.pid,
+      startedAt: h.startedAt,
+    });
+  }
+
+  /**
+   * Takes the lock or throws the configured error; returns the function that releases it. While
+   * held, the lock's modification time is refreshed so that it never goes stale under a live holder.
+   */
+  async acquire(what: string): Promise<() => Promise<void>> {
+    const content: LockContent = {
+      ...this.me,
+      token: randomUUID(),
+      startedAt: new Date().toISOString(),
+      what,
+    };
+    const mine = JSON.stringify(content);
+    const source = `${this.path}.${content.token}.tmp`;
+    await writeFile(source, mine, { mode: 0o600 });
+    let outcome: Outcome;
+    try {
+      outcome = await this.take(this.path, source, mine, 0);
+    } finally {
+      await rm(source, { force: true });
+    }
+    if (!outcome.won) throw this.busy(outcome.holder);
+    const ours = async () => (await readFile(this.path, 'utf8').catch(() => undefined)) === mine;
+    const timer = setInterval(
+      () =>
+        void ours()
+          .then((yes) => (yes ? utimes(this.path, new Date(), new Date()) : undefined))
+          .catch(() => {}),
+      Math.max(50, Math.floor(this.staleMs / 4)),
     );
+    timer.unref();
+    return async () => {
+      clearInterval(timer);
+      if (await ours()) await rm(this.path, { force: true });
+    };
   }
 }

@@ -1,40 +1,27 @@
 /**
  * The state directory: small JSON documents written atomically (temp file, fsync, rename) and
- * append-only JSON-lines logs (audit). Names are fixed by the code, never taken from a caller.
+ * the audit trail, a JSON-lines log rotated by size. Names are fixed by the code, never taken from
+ * a caller. A document that exists but cannot be read is kept aside (see keep-aside.ts), logged
+ * and reported; it is never overwritten.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
-import { appendFile, open, readFile, rename, rm } from 'node:fs/promises';
+import { open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
+import { DEFAULT_ROTATION, JsonlLog, type RotationOptions } from './jsonl-log.ts';
+import { type DamagedFile, damagedFiles, keepAside } from './keep-aside.ts';
+import type { Logger } from './log.ts';
 
 /** Every file the service keeps; a caller can only pick one of these. */
 export type StateFile =
   | 'simulated-backend.json'
   | 'benchmarks.json'
+  | 'restore-journal.json'
   | 'compare-journal.json'
   | 'holds.json'
   | 'desired.json'
   | 'audit.jsonl';
-
-/** True when the file exists, is not empty and its last byte is not a newline. */
-const endsTorn = async (path: string): Promise<boolean> => {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, 'r');
-  } catch {
-    return false;
-  }
-  try {
-    const { size } = await handle.stat();
-    if (size === 0) return false;
-    const last = Buffer.alloc(1);
-    await handle.read(last, 0, 1, size - 1);
-    return last[0] !== 0x0a;
-  } finally {
-    await handle.close();
-  }
-};
 
 export class Store {
   readonly dir: string;
@@ -46,16 +33,49 @@ export class Store {
    */
   #texts = new Map<StateFile, { key: string; text: string }>();
 
-  constructor(dir: string) {
+  readonly audit: JsonlLog;
+  readonly #log: Logger | undefined;
+  /** Files this instance has kept aside, for the counter in /metrics. */
+  #keptAside = 0;
+
+  constructor(dir: string, options: { log?: Logger; rotation?: RotationOptions } = {}) {
     this.dir = dir;
+    this.#log = options.log;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.audit = new JsonlLog(join(dir, 'audit.jsonl'), options.rotation ?? DEFAULT_ROTATION);
+  }
+
+  /** How many damaged files this instance has moved aside since it started. */
+  get keptAsideTotal(): number {
+    return this.#keptAside;
+  }
+
+  /** The kept copies of damaged files in the state directory (by any process, until removed). */
+  damaged(): DamagedFile[] {
+    return damagedFiles(this.dir);
+  }
+
+  /** Moves a damaged document aside and logs it; the caller then treats it as absent. */
+  private async damagedDocument(file: StateFile, ino: bigint, why: string): Promise<void> {
+    this.#texts.delete(file);
+    const keptAs = await keepAside(this.path(file), ino);
+    if (!keptAs) return;
+    this.#keptAside++;
+    this.#log?.error('state file damaged: kept aside, never overwritten', {
+      file: this.path(file),
+      keptAs: join(this.dir, keptAs),
+      why,
+    });
   }
 
   path(file: StateFile): string {
     return join(this.dir, file);
   }
 
-  /** Reads and validates a JSON document; undefined when absent or unreadable (a torn file is ignored). */
+  /**
+   * Reads and validates a JSON document; undefined when absent. A document that is not JSON or
+   * does not fit the schema (a stray byte, truncated, empty) is kept aside and then absent too.
+   */
   async read<T extends z.ZodType>(file: StateFile, schema: T): Promise<z.infer<T> | undefined> {
     const path = this.path(file);
     // bigint: nanosecond times, so two writes within a millisecond still differ.
@@ -72,12 +92,17 @@ export class Store {
       }
       this.#texts.set(file, { key, text });
     }
+    let json: unknown;
     try {
-      const parsed = schema.safeParse(JSON.parse(text));
-      return parsed.success ? parsed.data : undefined;
-    } catch {
+      json = JSON.parse(text);
+    } catch (e) {
+      await this.damagedDocument(file, st.ino, `not JSON: ${(e as Error).message}`);
       return undefined;
     }
+    const parsed = schema.safeParse(json);
+    if (parsed.success) return parsed.data;
+    await this.damagedDocument(file, st.ino, parsed.error.issues.map((i) => i.message).join('; '));
+    return undefined;
   }
 
   /** Writes a document so that a reader sees either the old or the new content, never a mix. */
@@ -98,36 +123,13 @@ export class Store {
     await rm(this.path(file), { force: true });
   }
 
-  /**
-   * Appends one JSON line; a single write() of a short line is atomic with O_APPEND. When a crash
-   * (power loss) left the log without its final newline, the record starts on a line of its own
-   * instead of being glued to the torn fragment and lost with it.
-   */
-  async append(file: StateFile, record: unknown): Promise<void> {
-    const path = this.path(file);
-    await appendFile(path, `${(await endsTorn(path)) ? '\n' : ''}${JSON.stringify(record)}\n`, {
-      mode: 0o600,
-    });
+  /** Appends one record to the audit trail (rotated by size). */
+  async append(_file: 'audit.jsonl', record: unknown): Promise<void> {
+    await this.audit.append(record);
   }
 
-  /** Reads a JSON-lines log, skipping a torn last line. */
-  async readLines(file: StateFile): Promise<unknown[]> {
-    let text: string;
-    try {
-      text = await readFile(this.path(file), 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw e;
-    }
-    const out: unknown[] = [];
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        out.push(JSON.parse(line));
-      } catch {
-        // a line cut short by a crash mid-append: skip it
-      }
-    }
-    return out;
+  /** Every audit record, oldest first, across the rotated files (skipping torn lines). */
+  async readLines(_file: 'audit.jsonl'): Promise<unknown[]> {
+    return this.audit.all();
   }
 }

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { isPowerPlanError, PowerPlanError } from '../domain/errors.ts';
 import { type Caller, Scope } from '../domain/scopes.ts';
 import { FileLock } from './file-lock.ts';
+import { damagedBeside, keepAside } from './keep-aside.ts';
 import { Lock } from './lock.ts';
 
 /** Token names end up in the audit log and in log lines: keep them plain. */
@@ -65,27 +66,34 @@ export const parseScopes = (text: string): Scope[] => {
 const invalidFile = (path: string, why: string) =>
   new PowerPlanError(
     'invalid_input',
-    `The token file ${path} is not valid (${why}). Fix or remove it, then create tokens with 'powerplan token create'.`,
+    `The token file ${path} is not valid (${why}). Fix the kept copy and move it back, or create new tokens with 'powerplan token create'.`,
   );
 
-/** Reads the token file; an absent file is an empty one. */
+/**
+ * Reads the token file; an absent file is an empty one. A file that is not valid is kept aside as
+ * `<name>.corrupt-<time>` (never overwritten by the next `token create`) and reported as an error.
+ */
 export const readTokenFile = async (path: string): Promise<TokenFile> => {
   let text: string;
+  let ino: bigint;
   try {
+    ino = (await stat(path, { bigint: true })).ino;
     text = await readFile(path, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { tokens: [] };
     throw e;
   }
-  let json: unknown;
+  let why: string | undefined;
+  let parsed: ReturnType<typeof TokenFile.safeParse> | undefined;
   try {
-    json = JSON.parse(text);
+    parsed = TokenFile.safeParse(JSON.parse(text));
+    if (!parsed.success) why = parsed.error.issues.map((i) => i.message).join('; ');
   } catch {
-    throw invalidFile(path, 'not JSON');
+    why = 'not JSON';
   }
-  const parsed = TokenFile.safeParse(json);
-  if (!parsed.success) throw invalidFile(path, parsed.error.issues.map((i) => i.message).join('; '));
-  return parsed.data;
+  if (parsed?.success) return parsed.data;
+  const keptAs = await keepAside(path, ino);
+  throw invalidFile(path, keptAs ? `${why}; kept aside as ${keptAs} beside it` : (why ?? 'unreadable'));
 };
 
 /** Replaces the token file atomically (temp file, fsync, rename), readable by its owner only. */
@@ -228,6 +236,12 @@ export class TokenVerifier {
         this.reported = undefined;
         this.loaded = true;
         this.seen = key;
+        // Gone because it was damaged and kept aside: still broken until tokens exist again.
+        const kept = key === 'absent' ? damagedBeside(this.path).at(-1) : undefined;
+        if (kept) {
+          this.broken = `The token file ${this.path} was damaged and kept aside as ${kept.keptAs}; fix it and move it back, or create new tokens.`;
+          this.report(this.broken, false);
+        }
         return;
       } catch (e) {
         if (isPowerPlanError(e)) {

@@ -2,7 +2,6 @@
 import { z } from 'zod';
 import { formatComparison } from '../advice/format.ts';
 import { ComparisonResult, Workload } from '../domain/advice.ts';
-import { runComparison } from '../services/compare.ts';
 import { defineOperation } from './define.ts';
 import { benchmarkInput } from './run-cpu-benchmark.ts';
 import { PlanRef } from './set-power-plan.ts';
@@ -53,5 +52,5 @@ export const comparePowerPlans = defineOperation({
   scope: 'control',
   http: { method: 'POST', path: '/v1/comparisons' },
   cli: { command: ['compare'], format: formatComparison },
-  handler: async (input, ctx) => runComparison(input, ctx),
+  handler: async (input, ctx) => ctx.comparisons.run(input, ctx),
 });

@@ -1,7 +1,7 @@
 /** get_active_power_plan: the plan in force, its processor settings, owner and whether it can change. */
 import { z } from 'zod';
 import { ActivePlan } from '../domain/schemas.ts';
-import { withDesired } from '../services/desired.ts';
+import { journalWarnings } from '../lib/keep-aside.ts';
 import { defineOperation } from './define.ts';
 import { planLine, processorLines } from './format.ts';
 
@@ -12,7 +12,8 @@ export const getActivePowerPlan = defineOperation({
     'Returns the plan in force with its effective processor settings (minimum/maximum processor state, boost, ' +
     'energy performance preference on Windows; governor, driver, EPP, turbo, platform profile on Linux; null ' +
     'where not exposed), who owns the setting (powercfg, group policy, tuned, power-profiles-daemon, sysfs, ' +
-    'firmware) and whether this service can change it, with the reason when it cannot. Read-only and cheap.',
+    'firmware) and whether this service can change it, with the reason when it cannot. Warns when a damaged ' +
+    'restore journal was kept aside (a restore may be pending). Read-only and cheap.',
   input: z.object({}).strict(),
   output: ActivePlan,
   annotations: { readOnly: true, destructive: false, idempotent: true },
@@ -34,5 +35,9 @@ export const getActivePowerPlan = defineOperation({
         ...(a.warnings ?? []).map((w) => `Warning: ${w}`),
       ].join('\n'),
   },
-  handler: async (_input, ctx) => withDesired(ctx, await ctx.backend.getActive()),
+  handler: async (_input, ctx) => {
+    const answer = await ctx.desired.withDesired(await ctx.backend.getActive());
+    const damaged = journalWarnings(ctx.store.damaged());
+    return damaged.length ? { ...answer, warnings: [...(answer.warnings ?? []), ...damaged] } : answer;
+  },
 });

@@ -1,4 +1,4 @@
-/** get_audit_log: reads back the audit trail of plan changes, newest last. */
+/** get_audit_log: reads back the audit trail of plan changes, newest last, across rotated files. */
 import { z } from 'zod';
 import { AuditRecord } from '../lib/audit.ts';
 import { defineOperation } from './define.ts';
@@ -62,15 +62,20 @@ export const getAuditLog = defineOperation({
   },
   handler: async (input, ctx) => {
     const since = input.since ? Date.parse(input.since) : Number.NEGATIVE_INFINITY;
-    const matching: AuditRecord[] = [];
-    for (const line of await ctx.store.readLines('audit.jsonl')) {
+    // From the newest record backwards across the rotated files: only what the answer needs is read.
+    const newest: AuditRecord[] = [];
+    let truncated = false;
+    for await (const line of ctx.store.audit.newestFirst()) {
       // A line that does not fit the schema (hand-edited, or from a future version) is skipped.
       const parsed = AuditRecord.safeParse(line);
-      if (parsed.success && Date.parse(parsed.data.time) >= since) matching.push(parsed.data);
+      if (!parsed.success) continue;
+      if (Date.parse(parsed.data.time) < since) break;
+      if (newest.length === input.limit) {
+        truncated = true;
+        break;
+      }
+      newest.push(parsed.data);
     }
-    return {
-      records: matching.slice(-input.limit),
-      truncated: matching.length > input.limit,
-    };
+    return { records: newest.reverse(), truncated };
   },
 });

@@ -1,6 +1,5 @@
 /** get_desired_state: the desired plan, whether it is in force, and the drift counters. */
 import { z } from 'zod';
-import { getDesiredState as readDesiredState } from '../services/desired.ts';
 import { DesiredState } from '../services/desired-schemas.ts';
 import { defineOperation } from './define.ts';
 
@@ -35,5 +34,5 @@ export const getDesiredState = defineOperation({
             ...(d.lastError ? [`Last error     ${d.lastError}`] : []),
           ].join('\n'),
   },
-  handler: async (_input, ctx) => readDesiredState(ctx),
+  handler: async (_input, ctx) => ctx.desired.state(),
 });

@@ -1,6 +1,5 @@
 /** hold_power_plan: keep a plan in force for a maintenance window, then restore the previous plan. */
 import { z } from 'zod';
-import { createHold } from '../services/holds.ts';
 import { HoldResult, MAX_HOLD_SECONDS, MIN_HOLD_SECONDS, parseDuration } from '../services/holds-schemas.ts';
 import { defineOperation } from './define.ts';
 import { PlanRef } from './set-power-plan.ts';
@@ -70,7 +69,7 @@ export const holdPowerPlan = defineOperation({
       ].join('\n'),
   },
   handler: async (input, ctx) =>
-    createHold(ctx, ctx.caller, {
+    ctx.holds.create(ctx.caller, {
       plan: input.plan,
       seconds: input.durationSeconds ?? parseDuration(input.for ?? '') ?? MIN_HOLD_SECONDS,
       reason: input.reason,

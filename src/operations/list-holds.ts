@@ -1,6 +1,5 @@
 /** list_holds: the holds in force, the plan they keep and the plan restored when they end. */
 import { z } from 'zod';
-import { currentHolds } from '../services/holds.ts';
 import { HoldList } from '../services/holds-schemas.ts';
 import { defineOperation } from './define.ts';
 
@@ -31,5 +30,5 @@ export const listHolds = defineOperation({
           ? `No holds; restoring ${l.restorePlanName} (${l.restorePlanId}) is pending${l.restoreError ? `: ${l.restoreError}` : ''}.`
           : 'No holds.',
   },
-  handler: async (_input, ctx) => currentHolds(ctx),
+  handler: async (_input, ctx) => ctx.holds.list(),
 });

@@ -1,6 +1,5 @@
 /** release_power_plan: end a hold early; the last one to end restores the plan from before the holds. */
 import { z } from 'zod';
-import { releaseHold } from '../services/holds.ts';
 import { HoldId, ReleaseResult } from '../services/holds-schemas.ts';
 import { defineOperation } from './define.ts';
 
@@ -30,5 +29,5 @@ export const releasePowerPlan = defineOperation({
         ...(r.warnings ?? []).map((w) => `Warning: ${w}`),
       ].join('\n'),
   },
-  handler: async (input, ctx) => releaseHold(ctx, ctx.caller, input.id),
+  handler: async (input, ctx) => ctx.holds.release(ctx.caller, input.id),
 });

@@ -1,6 +1,5 @@
 /** set_desired_power_plan: the plan the service keeps an eye on (and, with enforce, sets back). */
 import { z } from 'zod';
-import { setDesired } from '../services/desired.ts';
 import { DesiredState } from '../services/desired-schemas.ts';
 import { defineOperation } from './define.ts';
 import { getDesiredState } from './get-desired-state.ts';
@@ -35,5 +34,5 @@ export const setDesiredPowerPlan = defineOperation({
     positional: ['plan'],
     format: (d) => (getDesiredState.cli.format as (o: unknown) => string)(d),
   },
-  handler: async (input, ctx) => setDesired(ctx, ctx.caller, input),
+  handler: async (input, ctx) => ctx.desired.set(ctx.caller, input),
 });

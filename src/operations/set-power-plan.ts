@@ -3,10 +3,8 @@ import { z } from 'zod';
 import { PowerPlanError } from '../domain/errors.ts';
 import { type Plan, SetPlanResult } from '../domain/schemas.ts';
 import { setPlanRoute } from '../domain/set-plan-route.ts';
-import { audit } from '../lib/audit.ts';
 import type { CreatableKind } from '../platform/backend.ts';
 import { isKind, resolvePlan } from '../platform/resolve.ts';
-import { holdsBeforeSet, settleHoldsLocked } from '../services/holds.ts';
 import type { OperationContext } from './define.ts';
 import { defineOperation } from './define.ts';
 
@@ -53,10 +51,11 @@ const findTarget = async (
       };
     }
     const created = await ctx.backend.createPlan(kind);
-    await audit(ctx.store, ctx.caller, {
+    await ctx.planChange.audit(ctx.caller, {
       operation: 'set_power_plan',
       input,
-      after: created,
+      before: null,
+      after: { id: created.id, name: created.name },
       result: 'created',
     });
     return { target: created, created: true };
@@ -114,18 +113,9 @@ export const setPowerPlan = defineOperation({
   },
   handler: async (input, ctx) => {
     const run = async () => {
-      if (!input.dryRun) await settleHoldsLocked(ctx);
-      const plans = await ctx.backend.listPlans();
-      const before = plans.find((p) => p.active);
-      if (!before) {
-        const active = await ctx.backend.getActive();
-        throw new PowerPlanError(
-          'unsupported',
-          active.cannotSetReason ?? 'This system exposes no power plans.',
-        );
-      }
+      const { plans, active: before } = await ctx.planChange.active();
       const { target, created } = await findTarget(ctx, plans, input);
-      const held = await holdsBeforeSet(ctx, ctx.caller, {
+      const held = await ctx.holds.beforeSet(ctx.caller, {
         targetId: target.id,
         activeId: before.id,
         force: input.force,
@@ -138,62 +128,28 @@ export const setPowerPlan = defineOperation({
           'Group policy sets the power plan here; the next policy refresh will revert this change.',
         );
       }
-      if (target.id === before.id) {
-        if (!input.dryRun) await held.commit();
-        return {
-          changed: false,
-          dryRun: input.dryRun,
-          before,
-          after: before,
-          ...(warnings.length ? { warnings } : {}),
-        };
+      if (input.dryRun && target.id !== before.id && !state.canSet) {
+        warnings.push(`The change would be refused: ${state.cannotSetReason ?? 'not allowed here'}`);
       }
-      if (input.dryRun) {
-        if (!state.canSet)
-          warnings.push(`The change would be refused: ${state.cannotSetReason ?? 'not allowed here'}`);
-        return {
-          changed: true,
-          dryRun: true,
-          before,
-          after: { ...target, active: true },
-          ...(created ? { created } : {}),
-          ...(warnings.length ? { warnings } : {}),
-        };
-      }
-      try {
-        await ctx.backend.setActive(target.id);
-      } catch (e) {
-        await audit(ctx.store, ctx.caller, {
-          operation: 'set_power_plan',
-          input,
-          before,
-          after: target,
-          result: 'failed',
-          error: e instanceof Error ? e.message : String(e),
-        });
-        throw e;
-      }
-      await held.commit();
-      const after = (await ctx.backend.listPlans()).find((p) => p.id === target.id) ?? {
-        ...target,
-        active: true,
-      };
-      await audit(ctx.store, ctx.caller, {
-        operation: 'set_power_plan',
-        input,
+      const answer = (changed: boolean, after: Plan) => ({
+        changed,
+        dryRun: input.dryRun,
         before,
         after,
-        result: 'changed',
-      });
-      return {
-        changed: true,
-        dryRun: false,
-        before,
-        after,
-        ...(created ? { created } : {}),
+        ...(created && changed ? { created } : {}),
         ...(warnings.length ? { warnings } : {}),
-      };
+      });
+      if (input.dryRun)
+        return answer(
+          target.id !== before.id,
+          target.id === before.id ? before : { ...target, active: true },
+        );
+      const { after, changed } = await ctx.planChange.switchTo(ctx.caller, 'set_power_plan', target, input, {
+        before,
+      });
+      await held.commit();
+      return answer(changed, after);
     };
-    return input.dryRun ? run() : ctx.planLock.run(`set_power_plan (${ctx.caller.name})`, run);
+    return input.dryRun ? run() : ctx.planChange.run(`set_power_plan (${ctx.caller.name})`, run);
   },
 });

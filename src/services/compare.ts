@@ -1,29 +1,25 @@
 /**
- * The A/B plan comparison: under the plan lock, write the restore journal, then for each plan
- * switch, settle and benchmark, and always put the original plan back (success, error, timeout,
- * cancellation, SIGTERM; a crash is handled by the journal at the next start). The service waits
- * for a running comparison's restore before it exits (see `comparisonsSettled`).
+ * The A/B plan comparison: under the plan lock (held, and kept fresh, for the whole run), write the
+ * restore journal, then for each plan switch, settle and benchmark, and always put the original
+ * plan back (success, error, timeout, cancellation, shutdown; a crash is handled by the journal at
+ * the next start or plan change). Every switch and the restore go through the plan-change service.
+ * The service waits for a running comparison's restore before it exits (see `settled`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allCoreSpread, difference, figuresOf } from '../advice/measure.ts';
 import { recommend } from '../advice/recommend.ts';
 import { benchPlan, capMs } from '../bench/profiles.ts';
-import type { Deps } from '../deps.ts';
+import type { BenchmarkService } from '../bench/service.ts';
 import type { ComparisonEntry, ComparisonResult, Workload } from '../domain/advice.ts';
 import type { BenchmarkProfile, BenchmarkResult } from '../domain/benchmark.ts';
-import { isPowerPlanError, PowerPlanError } from '../domain/errors.ts';
+import { errorMessage, isPowerPlanError, PowerPlanError } from '../domain/errors.ts';
 import type { Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
-import { audit } from '../lib/audit.ts';
+import type { PowerBackend } from '../platform/backend.ts';
 import { planForKind, resolvePlan } from '../platform/resolve.ts';
 import { benchFingerprint, gatherFacts } from './compare-facts.ts';
-import {
-  type CompareJournal,
-  otherProcessAlive,
-  readJournal,
-  replayJournal,
-  writeJournal,
-} from './compare-journal.ts';
+import type { PlanChangeService } from './plan-change.ts';
+import type { RestoreJournal } from './restore-journal.ts';
 
 export interface CompareRequest {
   plans?: string[];
@@ -36,20 +32,16 @@ export interface CompareRequest {
   dryRun: boolean;
 }
 
-export type CompareContext = Deps & {
+/** What a comparison needs from an operation's context (which carries every dependency). */
+export interface CompareContext {
+  planChange: PlanChangeService;
+  backend: PowerBackend;
+  bench: BenchmarkService;
+  shutdown: AbortController;
   signal: AbortSignal;
   caller: Caller;
   progress: (p: { progress: number; total?: number; message?: string }) => void;
-};
-
-/** Comparisons in flight per service instance (keyed by its shutdown controller). */
-const inFlight = new WeakMap<AbortController, Set<Promise<unknown>>>();
-
-/** Resolves once every comparison of this instance has finished, its original plan restored. */
-export const comparisonsSettled = async (deps: Pick<Deps, 'shutdown'>): Promise<void> => {
-  const running = inFlight.get(deps.shutdown);
-  if (running) await Promise.allSettled([...running]);
-};
+}
 
 const ref = (p: Plan) => ({ id: p.id, name: p.name, kind: p.kind });
 
@@ -111,19 +103,19 @@ const entries = (measured: { plan: Plan; result: BenchmarkResult }[]): Compariso
   });
 };
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
 const execute = async (req: CompareRequest, ctx: CompareContext): Promise<ComparisonResult> => {
   const startedAt = new Date().toISOString();
-  const leftover = await readJournal(ctx);
-  if (leftover) {
-    if (otherProcessAlive(leftover.pid)) {
-      throw new PowerPlanError(
-        'conflict',
-        `A comparison is running in another process (pid ${leftover.pid}); try again when it has finished.`,
-      );
-    }
-    await replayJournal(ctx, leftover, 'journal left behind by an interrupted comparison');
+  const pc = ctx.planChange;
+  // Under the lock a journal of a dead comparison has been restored already (plan-change settles);
+  // what remains is holds in force or a restore that keeps failing: never switch under either.
+  const owed = req.dryRun ? undefined : await pc.journal();
+  if (owed) {
+    throw new PowerPlanError(
+      'conflict',
+      owed.kind === 'holds' && owed.holds.length
+        ? `The plan is held (${owed.holds.map((h) => `${h.id} until ${h.expiresAt}`).join(', ')}); a comparison would switch it. Release the holds first (release_power_plan).`
+        : `A restore of ${owed.restorePlanName} (${owed.restorePlanId}) is still owed (${owed.restoreError ?? 'pending'}); it is retried, try again later.`,
+    );
   }
   const facts = await gatherFacts(ctx.backend);
   const original = facts.active.plan;
@@ -170,50 +162,36 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
   const bp = benchPlan(req.profile, req.threads ?? 1, req.idleGapsMs);
   const deadlineMs = planned.length * (req.settleMs + capMs(bp) + 30_000);
   const deadline = AbortSignal.timeout(deadlineMs);
-  const local = new AbortController();
-  const onTerm = () => local.abort(new PowerPlanError('cancelled', 'The comparison was stopped by SIGTERM.'));
-  process.once('SIGTERM', onTerm);
-  const signal = AbortSignal.any([ctx.signal, deadline, local.signal]);
+  const signal = AbortSignal.any([ctx.signal, deadline, ctx.shutdown.signal]);
   const total = planned.length * 100;
 
-  const journal: CompareJournal = {
-    version: 1,
-    pid: process.pid,
-    startedAt,
-    caller: ctx.caller.name,
-    originalPlanId: original.id,
-    originalPlanName: original.name,
+  const journal: RestoreJournal = {
+    version: 2,
+    kind: 'comparison',
+    restorePlanId: original.id,
+    restorePlanName: original.name,
+    createdAt: startedAt,
+    createdBy: ctx.caller.name,
+    holds: [],
     planned: planned.map((p) => p.id),
   };
-  await writeJournal(ctx, journal);
+  await pc.writeJournal(journal);
   const measured: { plan: Plan; result: BenchmarkResult }[] = [];
-  let current = original.id;
+  let current: Plan = original;
   let failure: unknown;
   try {
     for (const [i, plan] of planned.entries()) {
       if (signal.aborted) throw signal.reason;
-      if (plan.id !== current) {
+      if (plan.id !== current.id) {
         ctx.progress({ progress: i * 100, total, message: `switching to ${plan.name}` });
-        try {
-          await ctx.backend.setActive(plan.id);
-        } catch (e) {
-          await audit(ctx.store, ctx.caller, {
-            operation: 'compare_power_plans',
-            before: { id: current },
-            after: ref(plan),
-            result: 'failed',
-            error: message(e),
-          });
-          throw e;
-        }
-        await audit(ctx.store, ctx.caller, {
-          operation: 'compare_power_plans',
-          input: { step: 'switch', planned: planned.map((p) => p.id) },
-          before: { id: current },
-          after: ref(plan),
-          result: 'changed',
-        });
-        current = plan.id;
+        const step = await pc.switchTo(
+          ctx.caller,
+          'compare_power_plans',
+          plan,
+          { step: 'switch', planned: planned.map((p) => p.id) },
+          { before: current },
+        );
+        current = step.after;
         ctx.progress({ progress: i * 100, total, message: `${plan.name}: settling ${req.settleMs} ms` });
         await sleep(req.settleMs, undefined, { signal });
       }
@@ -239,18 +217,20 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
     }
   } catch (e) {
     failure = e;
-  } finally {
-    process.off('SIGTERM', onTerm);
   }
 
   ctx.progress({ progress: total, total, message: `restoring ${original.name}` });
   // The restore runs even when the caller has gone: it must not take `signal`.
-  await replayJournal(
-    ctx,
-    journal,
-    failure === undefined ? 'comparison finished' : `comparison ended early: ${message(failure)}`,
-    ctx.caller,
-  );
+  const restored = await pc.restore(ctx.caller, journal, {
+    reason:
+      failure === undefined ? 'comparison finished' : `comparison ended early: ${errorMessage(failure)}`,
+  });
+  if (restored.error !== undefined) {
+    throw new PowerPlanError(
+      'os_error',
+      `Restoring the original plan ${original.name} (${original.id}) failed: ${restored.error} The restore journal is kept; it is retried at the next plan change and the next start.`,
+    );
+  }
 
   if (failure !== undefined) {
     if (deadline.aborted && !ctx.signal.aborted) {
@@ -284,18 +264,23 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
   };
 };
 
-/** Runs one comparison under the plan lock; a concurrent set or comparison waits briefly, then gets 409. */
-export const runComparison = (req: CompareRequest, ctx: CompareContext): Promise<ComparisonResult> => {
-  const run = req.dryRun
-    ? execute(req, ctx)
-    : ctx.planLock.run(`compare_power_plans (${ctx.caller.name})`, () => execute(req, ctx));
-  let set = inFlight.get(ctx.shutdown);
-  if (!set) {
-    set = new Set();
-    inFlight.set(ctx.shutdown, set);
+/** Comparisons: one at a time under the plan lock; shutdown waits for their restore. */
+export class ComparisonService {
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  /** Runs one comparison under the plan lock; a concurrent set or comparison waits briefly, then gets 409. */
+  run(req: CompareRequest, ctx: CompareContext): Promise<ComparisonResult> {
+    const run = req.dryRun
+      ? execute(req, ctx)
+      : ctx.planChange.run(`compare_power_plans (${ctx.caller.name})`, () => execute(req, ctx));
+    const tracked = run.catch(() => undefined);
+    this.inFlight.add(tracked);
+    void tracked.finally(() => this.inFlight.delete(tracked));
+    return run;
   }
-  const tracked = run.catch(() => undefined);
-  set.add(tracked);
-  void tracked.finally(() => set.delete(tracked));
-  return run;
-};
+
+  /** Resolves once every comparison of this service has finished, its original plan restored. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+}

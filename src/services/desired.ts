@@ -1,70 +1,22 @@
 /**
  * Desired state: an optional plan the service keeps an eye on. A checker in the running server
  * compares it with the plan in force every POWERPLAN_DESIRED_INTERVAL seconds; a drift is audited
- * ('detected') and counted once, and with enforcement the plan is set back, at most once per
- * interval. It never fights a hold (the hold's plan is meant to differ) nor group policy (which
- * would revert the change at its next refresh): those are reported only.
- *
- * The counters live in memory per state directory (`desiredRuntime`), for /metrics and
- * get_desired_state; they are those of the process that runs the checker.
+ * ('detected') and counted once, and with enforcement the plan is set back (through the
+ * plan-change service), at most once per interval. It never fights a hold (the hold's plan is
+ * meant to differ) nor group policy (which would revert the change at its next refresh): those are
+ * reported only. The counters are those of this service object (the process that runs the checker).
  */
-import type { Deps } from '../deps.ts';
-import { PowerPlanError } from '../domain/errors.ts';
+import type { Config } from '../config.ts';
+import { errorMessage, PowerPlanError } from '../domain/errors.ts';
 import type { ActivePlan, DesiredSummary, Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
-import { audit } from '../lib/audit.ts';
+import type { Logger } from '../lib/log.ts';
 import type { Store } from '../lib/store.ts';
+import type { PowerBackend } from '../platform/backend.ts';
 import { resolvePlan } from '../platform/resolve.ts';
 import { DesiredFile, type DesiredState } from './desired-schemas.ts';
-import { liveHolds } from './holds.ts';
-
-type DesiredDeps = Pick<Deps, 'store' | 'backend' | 'planLock' | 'log' | 'config'>;
-
-export interface DesiredRuntime {
-  checkerRunning: boolean;
-  /** Periodic checks completed. */
-  checks: number;
-  lastCheck: string | null;
-  lastDriftAt: string | null;
-  /** Drifts detected: counted when a check finds drift after one that did not. */
-  driftTotal: number;
-  correctedTotal: number;
-  /** Result of the last periodic check; null before the first or without a desired plan. */
-  inDesiredState: boolean | null;
-  /** The desired plan of the last check. */
-  planId: string | null;
-  lastError: string | undefined;
-  /** The current drift was already counted and audited. */
-  inDrift: boolean;
-  lastEnforceAt: number | undefined;
-  /** Runs a check now (set while the checker runs). */
-  kick: (() => void) | undefined;
-}
-
-const runtimes = new WeakMap<Store, DesiredRuntime>();
-
-/** The live counters of the checker for this state directory (read by /metrics). */
-export const desiredRuntime = (store: Store): DesiredRuntime => {
-  let rt = runtimes.get(store);
-  if (!rt) {
-    rt = {
-      checkerRunning: false,
-      checks: 0,
-      lastCheck: null,
-      lastDriftAt: null,
-      driftTotal: 0,
-      correctedTotal: 0,
-      inDesiredState: null,
-      planId: null,
-      lastError: undefined,
-      inDrift: false,
-      lastEnforceAt: undefined,
-      kick: undefined,
-    };
-    runtimes.set(store, rt);
-  }
-  return rt;
-};
+import type { HoldsService } from './holds.ts';
+import { auditPlan, type PlanChangeService } from './plan-change.ts';
 
 interface Desired {
   source: 'api' | 'config';
@@ -73,255 +25,279 @@ interface Desired {
   enforce: boolean;
 }
 
-/** The desired plan: `desired.json` when present (even when it says none), else the configuration. */
-const loadDesired = async (deps: DesiredDeps): Promise<Desired | undefined> => {
-  const file = await deps.store.read('desired.json', DesiredFile);
-  if (file) {
-    if (file.planId === null) return undefined;
-    return { source: 'api', planRef: file.planId, enforce: file.enforce ?? deps.config.desiredEnforce };
-  }
-  if (!deps.config.desiredPlan) return undefined;
-  return { source: 'config', planRef: deps.config.desiredPlan, enforce: deps.config.desiredEnforce };
-};
-
 interface Evaluation {
   desired: Desired;
   plan: Plan | undefined;
   summary: DesiredSummary;
 }
 
-/** Compares the desired plan with the plan in force; `active` is what the backend just answered. */
-const evaluate = async (deps: DesiredDeps, desired: Desired, active: ActivePlan): Promise<Evaluation> => {
-  let plan: Plan | undefined;
-  if (active.plan?.id === desired.planRef) plan = active.plan;
-  else {
-    try {
-      plan = resolvePlan(desired.planRef, await deps.backend.listPlans(), deps.backend.aliases?.() ?? {});
-    } catch (e) {
-      if (!(e instanceof PowerPlanError) || (e.code !== 'not_found' && e.code !== 'conflict')) throw e;
+export interface DesiredOptions {
+  store: Store;
+  backend: PowerBackend;
+  log: Logger;
+  config: Pick<Config, 'desiredPlan' | 'desiredEnforce' | 'desiredInterval'>;
+  planChange: PlanChangeService;
+  holds: HoldsService;
+}
+
+export class DesiredService {
+  /** Periodic checks completed. */
+  checks = 0;
+  lastCheck: string | null = null;
+  lastDriftAt: string | null = null;
+  /** Drifts detected: counted when a check finds drift after one that did not. */
+  driftTotal = 0;
+  correctedTotal = 0;
+  /** Result of the last periodic check; null before the first or without a desired plan. */
+  inDesiredState: boolean | null = null;
+  /** The desired plan of the last check. */
+  planId: string | null = null;
+  private lastError: string | undefined;
+  /** The current drift was already counted and audited. */
+  private inDrift = false;
+  private lastEnforceAt: number | undefined;
+  private interval: NodeJS.Timeout | undefined;
+  private checking = false;
+  private again = false;
+  private readonly o: DesiredOptions;
+
+  constructor(o: DesiredOptions) {
+    this.o = o;
+  }
+
+  get checkerRunning(): boolean {
+    return this.interval !== undefined;
+  }
+
+  /** The desired plan: `desired.json` when present (even when it says none), else the configuration. */
+  private async load(): Promise<Desired | undefined> {
+    const { config } = this.o;
+    const file = await this.o.store.read('desired.json', DesiredFile);
+    if (file) {
+      if (file.planId === null) return undefined;
+      return { source: 'api', planRef: file.planId, enforce: file.enforce ?? config.desiredEnforce };
     }
+    if (!config.desiredPlan) return undefined;
+    return { source: 'config', planRef: config.desiredPlan, enforce: config.desiredEnforce };
   }
-  const inDesiredState = plan !== undefined && active.plan?.id === plan.id;
-  const status: DesiredSummary['status'] = !plan
-    ? 'unknown-plan'
-    : inDesiredState
-      ? 'in-desired-state'
-      : (await liveHolds(deps.store)).length
-        ? 'held'
-        : active.policyManaged
-          ? 'policy-managed'
-          : 'drift';
-  return {
-    desired,
-    plan,
-    summary: {
-      planId: plan?.id ?? desired.planRef,
-      inDesiredState,
-      status,
-      lastCheck: desiredRuntime(deps.store).lastCheck,
-      enforce: desired.enforce,
-    },
-  };
-};
 
-/** get_active_power_plan's answer with the `desired` comparison added when a desired plan is set. */
-export const withDesired = async (deps: DesiredDeps, active: ActivePlan): Promise<ActivePlan> => {
-  const desired = await loadDesired(deps);
-  if (!desired) return active;
-  return { ...active, desired: (await evaluate(deps, desired, active)).summary };
-};
-
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
-/** Sets the desired plan back, unless a hold was taken meanwhile or the last try is too recent. */
-const enforce = async (deps: DesiredDeps, rt: DesiredRuntime, target: Plan, active: ActivePlan) => {
-  if (!active.canSet) {
-    rt.lastError = active.cannotSetReason ?? 'The power plan cannot be changed here.';
-    return;
-  }
-  const now = Date.now();
-  // 90%: the timer's own jitter must not push a correction to the interval after next.
-  if (rt.lastEnforceAt !== undefined && now - rt.lastEnforceAt < deps.config.desiredInterval * 900) return;
-  rt.lastEnforceAt = now;
-  await deps.planLock.run('desired state enforcement', async () => {
-    if ((await liveHolds(deps.store)).length) return;
-    const before = (await deps.backend.listPlans()).find((p) => p.active);
-    if (before?.id === target.id) return;
-    try {
-      await deps.backend.setActive(target.id);
-    } catch (e) {
-      const error = errorText(e);
-      if (error !== rt.lastError) {
-        await audit(deps.store, 'service', {
-          operation: 'enforce_desired_state',
-          input: { desired: target.id },
-          before,
-          after: target,
-          result: 'failed',
-          error,
-        });
-        deps.log.error('setting the desired plan back failed', { error });
+  /** Compares the desired plan with the plan in force; `active` is what the backend just answered. */
+  private async evaluate(desired: Desired, active: ActivePlan): Promise<Evaluation> {
+    const { backend } = this.o;
+    let plan: Plan | undefined;
+    if (active.plan?.id === desired.planRef) plan = active.plan;
+    else {
+      try {
+        plan = resolvePlan(desired.planRef, await backend.listPlans(), backend.aliases?.() ?? {});
+      } catch (e) {
+        if (!(e instanceof PowerPlanError) || (e.code !== 'not_found' && e.code !== 'conflict')) throw e;
       }
-      rt.lastError = error;
+    }
+    const inDesiredState = plan !== undefined && active.plan?.id === plan.id;
+    const status: DesiredSummary['status'] = !plan
+      ? 'unknown-plan'
+      : inDesiredState
+        ? 'in-desired-state'
+        : (await this.o.holds.live()).length
+          ? 'held'
+          : active.policyManaged
+            ? 'policy-managed'
+            : 'drift';
+    return {
+      desired,
+      plan,
+      summary: {
+        planId: plan?.id ?? desired.planRef,
+        inDesiredState,
+        status,
+        lastCheck: this.lastCheck,
+        enforce: desired.enforce,
+      },
+    };
+  }
+
+  /** get_active_power_plan's answer with the `desired` comparison added when a desired plan is set. */
+  async withDesired(active: ActivePlan): Promise<ActivePlan> {
+    const desired = await this.load();
+    if (!desired) return active;
+    return { ...active, desired: (await this.evaluate(desired, active)).summary };
+  }
+
+  /** Sets the desired plan back, unless a hold was taken meanwhile or the last try is too recent. */
+  private async enforce(target: Plan, active: ActivePlan): Promise<void> {
+    if (!active.canSet) {
+      this.lastError = active.cannotSetReason ?? 'The power plan cannot be changed here.';
       return;
     }
-    await audit(deps.store, 'service', {
-      operation: 'enforce_desired_state',
-      input: { desired: target.id },
-      before,
-      after: { ...target, active: true },
+    const now = Date.now();
+    // 90%: the timer's own jitter must not push a correction to the interval after next.
+    if (this.lastEnforceAt !== undefined && now - this.lastEnforceAt < this.o.config.desiredInterval * 900)
+      return;
+    this.lastEnforceAt = now;
+    const { planChange, log } = this.o;
+    await planChange.run('desired state enforcement', async () => {
+      if ((await this.o.holds.live()).length) return;
+      try {
+        const r = await planChange.switchTo(
+          'service',
+          'enforce_desired_state',
+          target,
+          { desired: target.id },
+          {
+            lastError: this.lastError,
+          },
+        );
+        if (!r.changed) return;
+        log.info('desired plan set back', { from: r.before?.id, to: target.id });
+      } catch (e) {
+        const error = errorMessage(e);
+        if (error !== this.lastError) log.error('setting the desired plan back failed', { error });
+        this.lastError = error;
+        return;
+      }
+      this.correctedTotal++;
+      this.inDrift = false;
+      this.inDesiredState = true;
+      this.lastError = undefined;
+    });
+  }
+
+  /** One periodic check: detect (audit + count once per drift), then correct when enforcing. */
+  async check(): Promise<void> {
+    const desired = await this.load();
+    if (!desired) {
+      Object.assign(this, {
+        lastCheck: new Date().toISOString(),
+        inDesiredState: null,
+        planId: null,
+        inDrift: false,
+      });
+      return;
+    }
+    const active = await this.o.backend.getActive();
+    const { plan, summary } = await this.evaluate(desired, active);
+    this.lastCheck = new Date().toISOString();
+    this.inDesiredState = summary.inDesiredState;
+    this.planId = summary.planId;
+    if (summary.status === 'unknown-plan') {
+      this.lastError = `The desired plan '${desired.planRef}' matches no plan here.`;
+      return;
+    }
+    // In the desired state, or held on purpose: a drift seen after this is a new one.
+    if (summary.status === 'in-desired-state' || summary.status === 'held') {
+      this.inDrift = false;
+      return;
+    }
+    if (!this.inDrift) {
+      this.inDrift = true;
+      this.driftTotal++;
+      this.lastDriftAt = this.lastCheck;
+      await this.o.planChange.audit('service', {
+        operation: 'desired_state_check',
+        input: { desired: summary.planId, enforce: desired.enforce, policyManaged: active.policyManaged },
+        before: auditPlan(active.plan),
+        after: auditPlan(plan),
+        result: 'detected',
+      });
+      this.o.log.warn('power plan drift', {
+        desired: summary.planId,
+        active: active.plan?.id,
+        status: summary.status,
+      });
+    }
+    if (summary.status === 'drift' && desired.enforce && plan) await this.enforce(plan, active);
+  }
+
+  /** get_desired_state: the live comparison plus this process's counters. */
+  async state(): Promise<DesiredState> {
+    const desired = await this.load();
+    const active = await this.o.backend.getActive();
+    const ev = desired ? await this.evaluate(desired, active) : undefined;
+    return {
+      planId: ev?.summary.planId ?? null,
+      planName: ev?.plan?.name ?? null,
+      source: desired?.source ?? 'none',
+      enforce: desired?.enforce ?? this.o.config.desiredEnforce,
+      intervalSeconds: this.o.config.desiredInterval,
+      activePlanId: active.plan?.id ?? null,
+      inDesiredState: ev?.summary.inDesiredState ?? null,
+      status: ev?.summary.status ?? 'none',
+      checkerRunning: this.checkerRunning,
+      lastCheck: this.lastCheck,
+      lastDriftAt: this.lastDriftAt,
+      driftTotal: this.driftTotal,
+      correctedTotal: this.correctedTotal,
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+    };
+  }
+
+  /** set_desired_power_plan: `null` (or `none`) means no desired plan, even when one is configured. */
+  async set(
+    caller: Caller,
+    input: { plan: string | null; enforce?: boolean | undefined },
+  ): Promise<DesiredState> {
+    const { backend, store } = this.o;
+    const clear = input.plan === null || input.plan.trim().toLowerCase() === 'none';
+    const target =
+      clear || input.plan === null
+        ? null
+        : resolvePlan(input.plan, await backend.listPlans(), backend.aliases?.() ?? {});
+    const previous = await this.load();
+    const file: DesiredFile = {
+      planId: target?.id ?? null,
+      planName: target?.name ?? null,
+      ...(input.enforce !== undefined ? { enforce: input.enforce } : {}),
+      setAt: new Date().toISOString(),
+      setBy: caller.name,
+    };
+    await store.write('desired.json', file);
+    await this.o.planChange.audit(caller, {
+      operation: 'set_desired_power_plan',
+      input: { ...input, enforce: file.enforce },
+      before: previous ? { id: previous.planRef, name: previous.planRef } : null,
+      after: auditPlan(target),
       result: 'changed',
     });
-    deps.log.info('desired plan set back', { from: before?.id, to: target.id });
-    rt.correctedTotal++;
-    rt.inDrift = false;
-    rt.inDesiredState = true;
-    rt.lastError = undefined;
-  });
-};
-
-/** One periodic check: detect (audit + count once per drift), then correct when enforcing. */
-export const checkDesiredState = async (deps: DesiredDeps): Promise<void> => {
-  const rt = desiredRuntime(deps.store);
-  const desired = await loadDesired(deps);
-  if (!desired) {
-    Object.assign(rt, {
-      lastCheck: new Date().toISOString(),
-      inDesiredState: null,
-      planId: null,
-      inDrift: false,
-    });
-    return;
+    this.inDrift = false;
+    this.lastEnforceAt = undefined;
+    this.lastError = undefined;
+    void this.checkNow();
+    return this.state();
   }
-  const active = await deps.backend.getActive();
-  const { plan, summary } = await evaluate(deps, desired, active);
-  rt.lastCheck = new Date().toISOString();
-  rt.inDesiredState = summary.inDesiredState;
-  rt.planId = summary.planId;
-  if (summary.status === 'unknown-plan') {
-    rt.lastError = `The desired plan '${desired.planRef}' matches no plan here.`;
-    return;
-  }
-  // In the desired state, or held on purpose: a drift seen after this is a new one.
-  if (summary.status === 'in-desired-state' || summary.status === 'held') {
-    rt.inDrift = false;
-    return;
-  }
-  if (!rt.inDrift) {
-    rt.inDrift = true;
-    rt.driftTotal++;
-    rt.lastDriftAt = rt.lastCheck;
-    await audit(deps.store, 'service', {
-      operation: 'desired_state_check',
-      input: { desired: summary.planId, enforce: desired.enforce, policyManaged: active.policyManaged },
-      before: active.plan,
-      after: plan,
-      result: 'detected',
-    });
-    deps.log.warn('power plan drift', {
-      desired: summary.planId,
-      active: active.plan?.id,
-      status: summary.status,
-    });
-  }
-  if (summary.status === 'drift' && desired.enforce && plan) await enforce(deps, rt, plan, active);
-};
 
-/** get_desired_state: the live comparison plus this process's counters. */
-export const getDesiredState = async (deps: DesiredDeps): Promise<DesiredState> => {
-  const rt = desiredRuntime(deps.store);
-  const desired = await loadDesired(deps);
-  const active = await deps.backend.getActive();
-  const ev = desired ? await evaluate(deps, desired, active) : undefined;
-  return {
-    planId: ev?.summary.planId ?? null,
-    planName: ev?.plan?.name ?? null,
-    source: desired?.source ?? 'none',
-    enforce: desired?.enforce ?? deps.config.desiredEnforce,
-    intervalSeconds: deps.config.desiredInterval,
-    activePlanId: active.plan?.id ?? null,
-    inDesiredState: ev?.summary.inDesiredState ?? null,
-    status: ev?.summary.status ?? 'none',
-    checkerRunning: rt.checkerRunning,
-    lastCheck: rt.lastCheck,
-    lastDriftAt: rt.lastDriftAt,
-    driftTotal: rt.driftTotal,
-    correctedTotal: rt.correctedTotal,
-    ...(rt.lastError ? { lastError: rt.lastError } : {}),
-  };
-};
-
-/** set_desired_power_plan: `null` (or `none`) means no desired plan, even when one is configured. */
-export const setDesired = async (
-  deps: DesiredDeps,
-  caller: Caller,
-  input: { plan: string | null; enforce?: boolean | undefined },
-): Promise<DesiredState> => {
-  const clear = input.plan === null || input.plan.trim().toLowerCase() === 'none';
-  const target =
-    clear || input.plan === null
-      ? null
-      : resolvePlan(input.plan, await deps.backend.listPlans(), deps.backend.aliases?.() ?? {});
-  const file: DesiredFile = {
-    planId: target?.id ?? null,
-    planName: target?.name ?? null,
-    ...(input.enforce !== undefined ? { enforce: input.enforce } : {}),
-    setAt: new Date().toISOString(),
-    setBy: caller.name,
-  };
-  await deps.store.write('desired.json', file);
-  await audit(deps.store, caller, {
-    operation: 'set_desired_power_plan',
-    input,
-    after: file,
-    result: 'changed',
-  });
-  const rt = desiredRuntime(deps.store);
-  rt.inDrift = false;
-  rt.lastEnforceAt = undefined;
-  rt.lastError = undefined;
-  rt.kick?.();
-  return getDesiredState(deps);
-};
-
-/** The periodic checker of a running server: first check at once, then every interval. Unref'd. */
-export const startDesiredChecker = (deps: DesiredDeps & Pick<Deps, 'shutdown'>): { stop: () => void } => {
-  const rt = desiredRuntime(deps.store);
-  let running = false;
-  let again = false;
-  let stopped = false;
-  const run = async () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
+  /** Runs a check now, while the checker runs (after a change, so it is seen at once). */
+  async checkNow(): Promise<void> {
+    if (!this.checkerRunning) return;
+    if (this.checking) {
+      this.again = true;
       return;
     }
-    running = true;
+    this.checking = true;
     try {
-      await checkDesiredState(deps);
-      rt.checks++;
+      await this.check();
+      this.checks++;
     } catch (e) {
-      rt.lastError = errorText(e);
-      deps.log.warn('desired state check failed', { error: rt.lastError });
+      this.lastError = errorMessage(e);
+      this.o.log.warn('desired state check failed', { error: this.lastError });
     } finally {
-      running = false;
-      if (again) {
-        again = false;
-        void run();
+      this.checking = false;
+      if (this.again) {
+        this.again = false;
+        void this.checkNow();
       }
     }
-  };
-  const interval = setInterval(() => void run(), deps.config.desiredInterval * 1000);
-  interval.unref();
-  const stop = () => {
-    stopped = true;
-    clearInterval(interval);
-    rt.checkerRunning = false;
-    rt.kick = undefined;
-  };
-  rt.checkerRunning = true;
-  rt.kick = () => void run();
-  deps.shutdown.signal.addEventListener('abort', stop, { once: true });
-  void run();
-  return { stop };
-};
+  }
+
+  /** The periodic checker of a running server: first check at once, then every interval. Unref'd. */
+  start(): void {
+    if (this.interval) return;
+    this.interval = setInterval(() => void this.checkNow(), this.o.config.desiredInterval * 1000);
+    this.interval.unref();
+    void this.checkNow();
+  }
+
+  stop(): void {
+    clearInterval(this.interval);
+    this.interval = undefined;
+  }
+}

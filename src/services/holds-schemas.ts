@@ -1,7 +1,6 @@
 /**
- * The shapes of holds: the journal kept in `holds.json` (the restore owed when the last hold ends)
- * and what the hold operations answer. Durations are parsed here so REST, MCP and the CLI accept
- * the same `for` strings.
+ * The shapes of holds: a hold as the restore journal keeps it, and what the hold operations
+ * answer. Durations are parsed here so REST, MCP and the CLI accept the same `for` strings.
  */
 import { z } from 'zod';
 import { Plan } from '../domain/schemas.ts';
@@ -37,20 +36,6 @@ export const HoldRecord = z.object({
   createdBy: z.string().describe('Token name of the caller, or `local`.'),
 });
 export type HoldRecord = z.infer<typeof HoldRecord>;
-
-/**
- * `holds.json`: present exactly while a restore is owed. `holds` may be empty for a moment (the
- * last hold ended, the restore has not been confirmed yet); a crash then still leads to a restore.
- */
-export const HoldJournal = z.object({
-  version: z.literal(1),
-  restorePlanId: z.string(),
-  restorePlanName: z.string(),
-  holds: z.array(HoldRecord),
-  /** The last restore error, so a failing restore is audited once rather than at every retry. */
-  restoreError: z.string().optional(),
-});
-export type HoldJournal = z.infer<typeof HoldJournal>;
 
 export const Hold = HoldRecord.extend({
   secondsRemaining: z.number().int().describe('Whole seconds until the hold ends by itself.'),

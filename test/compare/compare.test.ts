@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { ComparisonResult } from '../../src/domain/advice.ts';
 import { PowerPlanError } from '../../src/domain/errors.ts';
 import { operationByName } from '../../src/operations/index.ts';
 import { runOperation } from '../../src/operations/run.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { comparisonsSettled } from '../../src/services/compare.ts';
-import { readJournal, recoverComparison, writeJournal } from '../../src/services/compare-journal.ts';
 import { contextOf } from '../support/call.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { GatedBench } from './gated-bench.ts';
@@ -60,7 +60,7 @@ describe('compare_power_plans (simulated backend)', () => {
     }
     assert.equal(out.restored, true);
     assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
     assert.ok(out.recommendation);
     assert.equal(out.recommendation.basis.kind, 'comparison');
     assert.ok(progress.length > 2 && progress.at(-1)! >= progress[0]!);
@@ -90,7 +90,7 @@ describe('compare_power_plans (simulated backend)', () => {
       [SCHEME.balanced, SCHEME.powerSaver, SCHEME.highPerformance],
     );
     assert.equal(bench.runs.length, 0);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
   });
 
   it('holds the plan lock: a concurrent set_power_plan waits, then gets 409; the journal exists meanwhile', async () => {
@@ -99,7 +99,7 @@ describe('compare_power_plans (simulated backend)', () => {
     const running = runOperation(compare, { settleMs: 0 }, contextOf(t.deps));
     await bench.started_(2);
     assert.equal(await activeId(t), SCHEME.highPerformance, 'switched for the second run');
-    assert.equal((await readJournal(t.deps))?.originalPlanId, SCHEME.balanced);
+    assert.equal((await t.deps.planChange.journal())?.restorePlanId, SCHEME.balanced);
     await assert.rejects(
       runOperation(setPlan, { plan: 'power-saver' }, contextOf(t.deps)),
       (e: PowerPlanError) => e.code === 'conflict',
@@ -116,7 +116,7 @@ describe('compare_power_plans (simulated backend)', () => {
       'the synthetic HP run had no penalty',
     );
     assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
   });
 
   it('cancellation restores the original plan, then answers cancelled', async () => {
@@ -128,7 +128,7 @@ describe('compare_power_plans (simulated backend)', () => {
     caller.abort();
     await assert.rejects(running, (e: PowerPlanError) => e.code === 'cancelled');
     assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
   });
 
   it('an error in a run restores the original plan and is passed on', async () => {
@@ -140,18 +140,18 @@ describe('compare_power_plans (simulated backend)', () => {
     bench.release();
     await assert.rejects(running, (e: PowerPlanError) => e.code === 'busy');
     assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
   });
 
-  it('shutdown cancels the comparison and comparisonsSettled waits for the restore', async () => {
+  it('shutdown cancels the comparison and settled() waits for the restore', async () => {
     const bench = new GatedBench();
     t = await testDeps({}, { bench: bench.asService() });
     const running = runOperation(compare, { settleMs: 0 }, contextOf(t.deps)).catch((e: unknown) => e);
     await bench.started_(2);
     t.deps.shutdown.abort(new Error('shutting down'));
-    await comparisonsSettled(t.deps);
+    await t.deps.comparisons.settled();
     assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
     assert.equal(((await running) as PowerPlanError).code, 'cancelled');
   });
 
@@ -173,44 +173,61 @@ describe('compare_power_plans (simulated backend)', () => {
 });
 
 describe('restore journal', () => {
-  /** A pid that certainly belongs to no running process: a child that has already exited. */
-  const deadPid = () => spawnSync(process.execPath, ['-e', '0']).pid;
+  /** The journal of an earlier version, as it was written before the first switch. */
+  const legacyJournal = (pid: number) => ({
+    version: 1,
+    pid,
+    startedAt: new Date().toISOString(),
+    caller: 'local',
+    originalPlanId: SCHEME.balanced,
+    originalPlanName: 'Balanced',
+    planned: [SCHEME.balanced, SCHEME.highPerformance],
+  });
 
-  it('a journal left by a dead process is replayed at start-up, removed and audited as the service', async () => {
+  it('a journal of an earlier version left by a crash is migrated, replayed at start-up, removed and audited as the service', async () => {
     t = await testDeps({}, { bench: new GatedBench().asService() });
     await t.deps.backend.setActive(SCHEME.highPerformance);
-    await writeJournal(t.deps, {
-      version: 1,
-      pid: deadPid(),
-      startedAt: new Date().toISOString(),
-      caller: 'local',
-      originalPlanId: SCHEME.balanced,
-      originalPlanName: 'Balanced',
-      planned: [SCHEME.balanced, SCHEME.highPerformance],
-    });
-    await recoverComparison(t.deps);
+    await t.deps.store.write(
+      'compare-journal.json',
+      legacyJournal(spawnSync(process.execPath, ['-e', '0']).pid!),
+    );
+    await t.deps.planChange.recover();
     assert.equal(await activeId(t), SCHEME.balanced);
     assert.equal(existsSync(t.deps.store.path('compare-journal.json')), false);
+    assert.equal(existsSync(t.deps.store.path('restore-journal.json')), false);
     const restore = (await audits(t)).find((a) => a.operation === 'compare_restore');
     assert.equal(restore?.caller, 'service');
     assert.equal(restore?.result, 'restored');
   });
 
-  it("a live process's journal is left alone, and a new comparison is refused meanwhile", async () => {
+  it('while another live process holds the plan lock its journal is left alone, and a new comparison is refused', async () => {
     t = await testDeps({}, { bench: new GatedBench().asService() });
     await t.deps.backend.setActive(SCHEME.highPerformance);
-    await writeJournal(t.deps, {
-      version: 1,
-      pid: process.ppid,
-      startedAt: new Date().toISOString(),
-      caller: 'local',
-      originalPlanId: SCHEME.balanced,
-      originalPlanName: 'Balanced',
+    await t.deps.planChange.writeJournal({
+      version: 2,
+      kind: 'comparison',
+      restorePlanId: SCHEME.balanced,
+      restorePlanName: 'Balanced',
+      createdAt: new Date().toISOString(),
+      createdBy: 'local',
+      holds: [],
       planned: [SCHEME.balanced, SCHEME.highPerformance],
     });
-    await recoverComparison(t.deps);
+    // The comparison's process (alive: our parent) holds the plan lock for its whole run.
+    await writeFile(
+      join(t.dir, 'plan.lock'),
+      JSON.stringify({
+        pid: process.ppid,
+        start: null,
+        instance: 'other',
+        token: 'x',
+        startedAt: new Date().toISOString(),
+        what: 'compare_power_plans (local)',
+      }),
+    );
+    await t.deps.planChange.recover();
     assert.equal(await activeId(t), SCHEME.highPerformance);
-    assert.ok(await readJournal(t.deps));
+    assert.ok(await t.deps.planChange.journal());
     await assert.rejects(
       runOperation(compare, {}, contextOf(t.deps)),
       (e: PowerPlanError) => e.code === 'conflict',

@@ -26,7 +26,7 @@ const startComparison = (server: ServerProcess) =>
 describe('comparison restore across process ends', () => {
   const t = depsPerBlock();
 
-  const journal = () => t.deps.store.path('compare-journal.json');
+  const journal = () => t.deps.store.path('restore-journal.json');
   const audits = async () =>
     (await t.deps.store.readLines('audit.jsonl')) as { operation: string; caller: string; result: string }[];
 

@@ -9,7 +9,6 @@ import type { PowerPlanError } from '../../src/domain/errors.ts';
 import { operationByName } from '../../src/operations/index.ts';
 import { runOperation } from '../../src/operations/run.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { readJournal } from '../../src/services/compare-journal.ts';
 import { type Emulated, emulate } from '../platform/windows/emulator.ts';
 import { contextOf } from '../support/call.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
@@ -57,7 +56,7 @@ describe('comparison on the Windows backend (powercfg emulator)', () => {
     const calls = (await emu.calls('/setactive')).slice(before).map((a) => a[1]);
     assert.deepEqual(calls, [SCHEME.highPerformance, SCHEME.balanced]);
     assert.equal((await emu.state()).active, SCHEME.balanced);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
   });
 
   it('cancellation mid-run restores the original through powercfg', async () => {
@@ -80,7 +79,7 @@ describe('comparison on the Windows backend (powercfg emulator)', () => {
       ['forbidden', 'os_error'].includes(e.code),
     );
     assert.equal((await emu.state()).active, SCHEME.balanced);
-    assert.equal(await readJournal(t.deps), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
     await emu.update((s) => {
       s.notElevated = false;
     });

@@ -5,15 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { Deps } from '../../src/deps.ts';
+import { buildDeps, type Deps } from '../../src/deps.ts';
 import { PowerPlanError } from '../../src/domain/errors.ts';
 import type { ActivePlan, Capabilities } from '../../src/domain/schemas.ts';
 import { AuditRecord } from '../../src/lib/audit.ts';
 import type { PowerBackend } from '../../src/platform/backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { desiredRuntime, startDesiredChecker } from '../../src/services/desired.ts';
 import type { DesiredState } from '../../src/services/desired-schemas.ts';
-import { startHoldTimer } from '../../src/services/holds.ts';
 import type { HoldResult } from '../../src/services/holds-schemas.ts';
 import { call } from '../support/call.ts';
 import { testDeps } from '../support/deps.ts';
@@ -27,8 +25,8 @@ const desired = (deps: Deps) => call<DesiredState>(deps, 'get_desired_state');
 
 /** Waits until the checker has completed `n` more checks than now. */
 const moreChecks = async (deps: Deps, n: number) => {
-  const target = desiredRuntime(deps.store).checks + n;
-  await until(`${n} more desired-state checks`, async () => desiredRuntime(deps.store).checks >= target);
+  const target = deps.desired.checks + n;
+  await until(`${n} more desired-state checks`, async () => deps.desired.checks >= target);
 };
 
 for (const [name, makeRig] of rigs) {
@@ -42,7 +40,7 @@ for (const [name, makeRig] of rigs) {
     it('detects drift within one interval, counts it once and does not correct it without enforce', async () => {
       rig = await makeRig({ POWERPLAN_DESIRED_PLAN: 'high-performance', POWERPLAN_DESIRED_INTERVAL: '1' });
       const { deps } = rig;
-      startDesiredChecker(deps);
+      deps.desired.start();
       const first = await until('the first drift', async () => {
         const d = await desired(deps);
         return d.driftTotal === 1 ? d : undefined;
@@ -69,18 +67,18 @@ for (const [name, makeRig] of rigs) {
       await rig.changeBehindBack(SCHEME.highPerformance);
       await until('the desired state', async () => (await desired(deps)).inDesiredState === true);
       await moreChecks(deps, 1);
-      const before = desiredRuntime(deps.store).checks;
+      const before = deps.desired.checks;
       await rig.changeBehindBack(SCHEME.powerSaver);
       await until('the second drift', async () => (await desired(deps)).driftTotal === 2);
       // The check under way at the change may have read the old plan; the next one must see it.
-      assert.ok(desiredRuntime(deps.store).checks <= before + 2, 'detected within one interval');
+      assert.ok(deps.desired.checks <= before + 2, 'detected within one interval');
       assert.equal(await rig.activeId(), SCHEME.powerSaver);
     });
 
     it('sets the desired plan back when enforcing', async () => {
       rig = await makeRig({ POWERPLAN_DESIRED_INTERVAL: '1' });
       const { deps } = rig;
-      startDesiredChecker(deps);
+      deps.desired.start();
       const set = await call<DesiredState>(deps, 'set_desired_power_plan', {
         plan: 'high-performance',
         enforce: true,
@@ -115,7 +113,7 @@ for (const [name, makeRig] of rigs) {
       const { deps } = rig;
       await rig.pinByPolicy();
       assert.equal((await deps.backend.getActive()).policyManaged, true);
-      startDesiredChecker(deps);
+      deps.desired.start();
       const d = await until('the drift report', async () => {
         const x = await desired(deps);
         return x.driftTotal === 1 ? x : undefined;
@@ -137,8 +135,8 @@ for (const [name, makeRig] of rigs) {
         POWERPLAN_DESIRED_INTERVAL: '1',
       });
       const { deps } = rig;
-      startDesiredChecker(deps);
-      startHoldTimer(deps);
+      deps.desired.start();
+      deps.holds.start();
       await moreChecks(deps, 1);
       const h = await call<HoldResult>(deps, 'hold_power_plan', { plan: 'high-performance', for: '10m' });
       await moreChecks(deps, 2);
@@ -174,14 +172,14 @@ describe('desired-state enforcement on a failing backend', () => {
         throw new PowerPlanError('os_error', 'powercfg failed');
       },
     };
-    const deps: Deps = { ...t.deps, backend: failing };
+    const deps: Deps = buildDeps(t.deps.config, { backend: failing, store: t.deps.store, log: t.deps.log });
     try {
-      startDesiredChecker(deps);
+      deps.desired.start();
       await moreChecks(deps, 1);
-      const rt = desiredRuntime(deps.store);
+      const rt = deps.desired;
       for (let i = 0; i < 5; i++) {
         const n = rt.checks;
-        rt.kick?.();
+        void rt.checkNow();
         await until('a check', async () => rt.checks > n);
       }
       assert.equal(attempts, 1);
@@ -191,6 +189,7 @@ describe('desired-state enforcement on a failing backend', () => {
       assert.equal(failed.length, 1);
       assert.match((await desired(deps)).lastError ?? '', /powercfg failed/);
     } finally {
+      deps.shutdown.abort();
       await t.cleanup();
     }
   });

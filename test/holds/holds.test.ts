@@ -9,9 +9,7 @@ import type { Deps } from '../../src/deps.ts';
 import type { SetPlanResult } from '../../src/domain/schemas.ts';
 import { AuditRecord } from '../../src/lib/audit.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { startHoldTimer } from '../../src/services/holds.ts';
 import type { HoldList, HoldResult, ReleaseResult } from '../../src/services/holds-schemas.ts';
-import { recover } from '../../src/services/recovery.ts';
 import { call } from '../support/call.ts';
 import { isCode } from '../support/errors.ts';
 import { until } from '../support/until.ts';
@@ -42,7 +40,8 @@ for (const [name, makeRig] of rigs) {
       );
 
     it('switches to the held plan and switches back when the hold expires', async () => {
-      const timer = startHoldTimer(rig.deps);
+      const timer = rig.deps.holds;
+      timer.start();
       try {
         const r = await hold(rig.deps, {
           plan: 'high-performance',
@@ -66,7 +65,8 @@ for (const [name, makeRig] of rigs) {
     });
 
     it('restores only after both of two overlapping holds have ended', async () => {
-      const timer = startHoldTimer(rig.deps);
+      const timer = rig.deps.holds;
+      timer.start();
       try {
         const long = await hold(rig.deps, { plan: 'high-performance', for: '10m' });
         const short = await hold(rig.deps, { plan: SCHEME.highPerformance, durationSeconds: 1 });
@@ -161,14 +161,14 @@ for (const [name, makeRig] of rigs) {
       // The first instance goes away without ending anything; a new one starts on the same state.
       const next = await rig.restart();
       try {
-        await recover(next);
+        await next.planChange.recover();
         const listed = await holds(next);
         assert.deepEqual(
           listed.holds.map((x) => x.id),
           [h.hold.id],
         );
         assert.equal(await rig.activeId(), SCHEME.highPerformance);
-        startHoldTimer(next);
+        next.holds.start();
         await expireInJournal(next.store, h.hold.id, Date.now() + 500);
         await restoredToBalanced();
         assert.deepEqual((await holds(next)).holds, []);
@@ -183,7 +183,7 @@ for (const [name, makeRig] of rigs) {
       assert.equal(await rig.activeId(), SCHEME.highPerformance, 'nothing ran to end it');
       const next = await rig.restart();
       try {
-        await recover(next);
+        await next.planChange.recover();
         assert.equal(await rig.activeId(), SCHEME.balanced);
         assert.deepEqual((await holds(next)).holds, []);
       } finally {
@@ -211,7 +211,7 @@ for (const [name, makeRig] of rigs) {
       assert.equal(await rig.activeId(), SCHEME.balanced);
       const next = await rig.restart();
       try {
-        await recover(next);
+        await next.planChange.recover();
         assert.equal(await rig.activeId(), SCHEME.highPerformance);
         await release(next, '00000000-0000-4000-8000-000000000001');
         assert.equal(await rig.activeId(), SCHEME.balanced);

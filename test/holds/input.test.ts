@@ -3,6 +3,7 @@
  * (`for` or `durationSeconds`), control characters, scopes, and the REST bindings and statuses.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Caller } from '../../src/domain/scopes.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
@@ -64,7 +65,8 @@ describe('hold input', () => {
 
   it('answers not_found for an unknown plan and journals nothing', async () => {
     await assert.rejects(call(t.deps, 'hold_power_plan', { plan: 'turbo', for: '1h' }), isCode('not_found'));
-    assert.equal(await t.deps.store.read('holds.json', HoldList.partial()), undefined);
+    assert.equal(await t.deps.planChange.journal(), undefined);
+    assert.equal(existsSync(t.deps.store.path('restore-journal.json')), false);
   });
 
   it('lets a read-only caller list holds but not take or release one', async () => {

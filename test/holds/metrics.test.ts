@@ -2,7 +2,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { desiredRuntime, startDesiredChecker } from '../../src/services/desired.ts';
 import type { HoldResult } from '../../src/services/holds-schemas.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { call } from '../support/call.ts';
@@ -40,13 +39,13 @@ describe('hold and desired-state metrics', () => {
   });
 
   it('counts drift and shows the desired state', async () => {
-    startDesiredChecker(t.deps);
-    await until('the drift', async () => desiredRuntime(t.deps.store).driftTotal === 1);
+    t.deps.desired.start();
+    await until('the drift', async () => t.deps.desired.driftTotal === 1);
     let text = await scrape();
     assert.equal(sample(text, 'powerplan_drift_total'), 1);
     assert.equal(sample(text, inState), 0);
     await t.deps.backend.setActive(SCHEME.highPerformance);
-    await until('the desired state', async () => desiredRuntime(t.deps.store).inDesiredState === true);
+    await until('the desired state', async () => t.deps.desired.inDesiredState === true);
     text = await scrape();
     assert.equal(sample(text, inState), 1);
   });

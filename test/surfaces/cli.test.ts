@@ -61,6 +61,23 @@ describe('CLI as a child process', () => {
     }
   });
 
+  it('a command group alone lists its commands: help exits 0, a missing or unknown command 2', async () => {
+    const help = await runCli(['fleet', '--help'], t.env);
+    assert.equal(help.code, 0, help.stderr);
+    for (const c of ['fleet status', 'fleet set <plan>', 'fleet hosts'])
+      assert.ok(help.stdout.includes(c), c);
+    assert.ok(!help.stdout.includes('token create'), 'only the fleet commands');
+    for (const args of [['fleet'], ['token', 'frobnicate']]) {
+      const r = await runCli(args, t.env);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(
+        r.stderr,
+        args.length === 1 ? /'fleet' needs a command/ : /unknown command 'token frobnicate'/,
+      );
+      assert.match(r.stderr, new RegExp(`powerplan ${args[0]} <command> --help`));
+    }
+  });
+
   it('a list flag takes comma-separated values (compare --plans a,b)', async () => {
     const r = await runCli(['compare', '--plans', 'power-saver, balanced', '--dry-run', '--json'], t.env);
     assert.equal(r.code, 0, r.stderr);

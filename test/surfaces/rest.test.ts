@@ -48,7 +48,7 @@ describe('REST surface on the simulated backend', () => {
   it('GET /healthz answers ok', async () => {
     const res = await app.request('/healthz');
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { status: 'ok' });
+    assert.deepEqual(await res.json(), { status: 'ok', damaged: [] });
   });
 
   it('GET /v1/system describes the machine and the backend', async () => {

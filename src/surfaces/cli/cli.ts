@@ -4,11 +4,13 @@
  * openapi, ...). Human output by default, exactly the REST JSON with --json.
  * Exit codes: 0 success, 1 the operation failed (including invalid values), 2 usage error.
  */
+import { mkdirSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, configVariables, loadConfig } from '../../config.ts';
 import { buildDeps, type Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
 import { localCaller } from '../../domain/scopes.ts';
+import { guardStatePermissions } from '../../lib/windows-acl.ts';
 import type { Operation } from '../../operations/define.ts';
 import { operations } from '../../operations/index.ts';
 import { runOperation } from '../../operations/run.ts';
@@ -34,7 +36,7 @@ const serviceCommands: ServiceCommand[] = [
     summary: 'Start the HTTP server (REST API under /v1, /openapi.json, /healthz).',
     run: async ({ deps }) => {
       const { serveUntilSignalled } = await import('../http/server.ts');
-      await serveUntilSignalled(deps());
+      await serveUntilSignalled(await deps());
       return 'keep-running';
     },
   },
@@ -43,7 +45,7 @@ const serviceCommands: ServiceCommand[] = [
     summary: 'Serve MCP on stdin/stdout for a desktop AI assistant (logs go to stderr).',
     run: async ({ deps }) => {
       const { serveMcpStdio } = await import('../mcp/stdio.ts');
-      await serveMcpStdio(deps());
+      await serveMcpStdio(await deps());
       return 'keep-running';
     },
   },
@@ -99,25 +101,43 @@ const removeWords = (args: string[], words: string[]): string[] => {
   return rest;
 };
 
-const generalHelp = (): string => {
-  const rows = [
+/** Every command as [usage, summary], those of one group (`fleet`, `token`) when a group is given. */
+const commandRows = (group?: string): string[][] =>
+  [
     ...operations.map((op) => [
       op.cli.command.join(' ') + (op.cli.positional?.map((p) => ` <${p}>`).join('') ?? ''),
       op.title,
     ]),
     ...serviceCommands.map((c) => [c.usage ?? c.command.join(' '), c.summary]),
-  ];
+  ].filter(([usage]) => group === undefined || usage!.startsWith(`${group} `));
+
+const commandList = (rows: string[][]): string[] => {
   // Long usages (token create ...) go on a line of their own rather than widening every row.
   const width = Math.min(Math.max(...rows.map((r) => r[0]!.length)), 24) + 2;
+  return rows.map(([c, s]) =>
+    c!.length < width ? `  ${c!.padEnd(width)}${s}` : `  ${c}\n  ${''.padEnd(width)}${s}`,
+  );
+};
+
+/** `powerplan fleet`, `powerplan token --help`: the commands of that group. */
+const groupHelp = (group: string, rows: string[][]): string =>
+  [
+    `Usage: powerplan ${group} <command> [arguments] [--json]`,
+    '',
+    'Commands:',
+    ...commandList(rows),
+    '',
+    `Help for one of them: powerplan ${group} <command> --help`,
+  ].join('\n');
+
+const generalHelp = (): string => {
   return [
     `powerplan ${version}: read, measure and set the OS power plan.`,
     '',
     'Usage: powerplan <command> [arguments] [--json]',
     '',
     'Commands:',
-    ...rows.map(([c, s]) =>
-      c!.length < width ? `  ${c!.padEnd(width)}${s}` : `  ${c}\n  ${''.padEnd(width)}${s}`,
-    ),
+    ...commandList(commandRows()),
     '',
     'Global options:',
     '  --json                 print exactly what the REST API returns',
@@ -162,12 +182,25 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
       io.out(`${version}\n`);
       return 0;
     }
-    if (argv.length === 0 || argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
+    const help = argv.includes('--help') || argv.includes('-h');
+    const words = argv.filter((a) => !a.startsWith('-'));
+    const group = words[0] !== undefined ? commandRows(words[0]) : [];
+    if (group.length > 0) {
+      // A group word alone (`powerplan fleet`) or with a word that is none of its commands.
+      if (help && words.length === 1) {
+        io.out(`${groupHelp(words[0]!, group)}\n`);
+        return 0;
+      }
+      io.err(
+        `powerplan: ${words.length === 1 ? `'${words[0]}' needs a command` : `unknown command '${words.slice(0, 2).join(' ')}'`}\n${groupHelp(words[0]!, group)}\n`,
+      );
+      return 2;
+    }
+    if (argv.length === 0 || help || argv[0] === 'help') {
       io.out(`${generalHelp()}\n`);
       return argv.length === 0 ? 2 : 0;
     }
-    const word = argv.find((a) => !a.startsWith('-'));
-    return usageError(io, word ? `unknown command '${word}'` : 'no command given');
+    return usageError(io, words[0] ? `unknown command '${words[0]}'` : 'no command given');
   }
 
   const options = { ...globalOptions, ...(found.op ? optionsFor(found.op) : (found.service?.options ?? {})) };
@@ -203,7 +236,16 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     return config;
   };
   let deps: Deps | undefined;
-  const getDeps = () => {
+  const getDeps = async () => {
+    // On Windows (or when asked): the state directory gets its ACL at creation, and a state
+    // directory or token file that non-administrators can write stops the command (exit code 2).
+    const c = getConfig();
+    if (!deps && (c.aclCheck === 'always' || process.platform === 'win32')) {
+      await guardStatePermissions(c, {
+        icacls: c.icacls,
+        mkdir: (path) => mkdirSync(path, { recursive: true, mode: 0o700 }),
+      });
+    }
     // A one-shot command reports through its output and exit code; its log shows only warnings
     // unless a level was asked for.
     const asked = io.env.POWERPLAN_LOG_LEVEL !== undefined || typeof values['log-level'] === 'string';
@@ -213,7 +255,10 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
 
   const fail = (e: unknown): number => {
     const err = normalizeError(e);
-    if (err.code === 'invalid_input' && err.message.startsWith('Invalid configuration')) {
+    if (
+      (err.code === 'invalid_input' && err.message.startsWith('Invalid configuration')) ||
+      err.details?.unsafePermissions === true
+    ) {
       io.err(`powerplan: ${err.message}\n`);
       return 2;
     }
@@ -263,10 +308,13 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   }
 
   const controller = new AbortController();
+  // Ctrl-C or SIGTERM cancels the operation; a comparison then restores the original plan first.
   const onSigint = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by Ctrl-C.'));
+  const onSigterm = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by SIGTERM.'));
   process.once('SIGINT', onSigint);
+  process.once('SIGTERM', onSigterm);
   try {
-    const d = getDeps();
+    const d = await getDeps();
     const output = await runOperation(
       op,
       { ...coerceStrings(op, raw), ...input },
@@ -289,5 +337,6 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     return fail(e);
   } finally {
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
   }
 };

@@ -25,7 +25,7 @@ export interface ServiceCommand {
     values: Record<string, unknown>;
     positionals: string[];
     config: () => Config;
-    deps: () => Deps;
+    deps: () => Promise<Deps>;
     io: CliIo;
   }) => Promise<number | 'keep-running'>;
 }

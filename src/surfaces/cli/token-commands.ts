@@ -6,7 +6,15 @@
 import type { Config } from '../../config.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
 import { createToken, parseScopes, readTokenFile, revokeToken } from '../../lib/tokens.ts';
+import { restrictToAdmins } from '../../lib/windows-acl.ts';
 import type { CliIo, ServiceCommand } from './command.ts';
+
+/** Every write replaces the token file: on Windows it gets its explicit ACL each time (SYSTEM, Administrators). */
+const restrictTokenFile = async (config: Config, path: string): Promise<void> => {
+  if (config.aclCheck === 'always' || process.platform === 'win32') {
+    await restrictToAdmins(path, false, { icacls: config.icacls });
+  }
+};
 
 const tokenFileOf = (config: Config): string => {
   if (!config.tokenFile) {
@@ -39,6 +47,7 @@ export const tokenCommands: ServiceCommand[] = [
       const scopes = parseScopes(values.scopes);
       const path = tokenFileOf(config());
       const { token, entry } = await createToken(path, values.name, scopes);
+      await restrictTokenFile(config(), path);
       if (values.json === true) {
         io.out(
           `${JSON.stringify({ name: entry.name, scopes: entry.scopes, created: entry.created, token }, null, 2)}\n`,
@@ -86,6 +95,7 @@ export const tokenCommands: ServiceCommand[] = [
       if (positionals.length !== 1) return usage(io, "'token revoke' needs exactly one <name>");
       const path = tokenFileOf(config());
       await revokeToken(path, positionals[0]!);
+      await restrictTokenFile(config(), path);
       io.err(`Revoked token '${positionals[0]}'.\n`);
       return 0;
     },

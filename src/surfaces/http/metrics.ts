@@ -5,7 +5,7 @@
  * (tests, embedders) neither share nor clash. The read-only gauges are filled on scrape from one
  * read of the backend per scrape; nothing polls between scrapes.
  */
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { Context, MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -14,81 +14,13 @@ import type { BenchmarkResult } from '../../domain/benchmark.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
 import type { AcDc, ActivePlan } from '../../domain/schemas.ts';
 import { type Caller, grants } from '../../domain/scopes.ts';
-import { desiredRuntime } from '../../services/desired.ts';
-import { holdsSnapshot } from '../../services/holds.ts';
+import { AuditChangeCounter } from '../../lib/audit-changes.ts';
 
 /** What one scrape reads; every gauge's collect() shares it. */
 interface Snapshot {
   active: ActivePlan | undefined;
   benchmark: BenchmarkResult | undefined;
   planChanges: number;
-}
-
-/** Audit results that mean the active plan really changed (a restore switches it back). */
-const planChangeResults = new Set(['changed', 'restored']);
-
-const CHUNK_BYTES = 1024 * 1024;
-
-/**
- * Counts plan changes in audit.jsonl incrementally: each scrape reads only what was appended since
- * the last one, so a long audit log costs nothing per scrape. Counting from the log (rather than
- * a hook in the operation) also counts changes made by the CLI in another process.
- */
-class AuditChangeCounter {
-  readonly #path: string;
-  #offset = 0;
-  #count = 0;
-
-  constructor(path: string) {
-    this.#path = path;
-  }
-
-  async total(): Promise<number> {
-    let size: number;
-    try {
-      size = (await stat(this.#path)).size;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return this.#count;
-      throw e;
-    }
-    if (size < this.#offset) {
-      // Truncated or replaced: start over; Prometheus treats the drop as a counter reset.
-      this.#offset = 0;
-      this.#count = 0;
-    }
-    if (size === this.#offset) return this.#count;
-    const handle = await open(this.#path, 'r');
-    try {
-      const buf = Buffer.alloc(Math.min(CHUNK_BYTES, size - this.#offset));
-      while (this.#offset < size) {
-        const { bytesRead } = await handle.read(
-          buf,
-          0,
-          Math.min(buf.length, size - this.#offset),
-          this.#offset,
-        );
-        if (bytesRead === 0) break;
-        const end = buf.subarray(0, bytesRead).lastIndexOf(0x0a);
-        if (end < 0) {
-          // A line longer than a chunk is no audit record we wrote; a torn tail waits for its newline.
-          if (bytesRead === buf.length) this.#offset += bytesRead;
-          break;
-        }
-        for (const line of buf.subarray(0, end).toString('utf8').split('\n')) {
-          if (!line.trim()) continue;
-          try {
-            if (planChangeResults.has((JSON.parse(line) as { result?: string }).result ?? '')) this.#count++;
-          } catch {
-            // a line cut short by a crash mid-append: the audit reader skips it too
-          }
-        }
-        this.#offset += end + 1;
-      }
-    } finally {
-      await handle.close();
-    }
-    return this.#count;
-  }
 }
 
 /** The newest stored benchmark result, re-read only when the history file changed. */
@@ -130,7 +62,7 @@ export const createMetrics = (deps: Deps): Metrics => {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const audit = new AuditChangeCounter(deps.store.path('audit.jsonl'));
+  const audit = new AuditChangeCounter(deps.store.audit.files());
   const latestBenchmark = latestBenchmarkReader(deps);
   let scrape: Promise<Snapshot> = Promise.resolve({
     active: undefined,
@@ -290,7 +222,7 @@ export const createMetrics = (deps: Deps): Metrics => {
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(desiredRuntime(deps.store).driftTotal);
+      this.inc(deps.desired.driftTotal);
     },
   });
   new Gauge({
@@ -300,12 +232,12 @@ export const createMetrics = (deps: Deps): Metrics => {
     registers: [registry],
     collect() {
       this.reset();
-      const { inDesiredState, planId } = desiredRuntime(deps.store);
+      const { inDesiredState, planId } = deps.desired;
       if (inDesiredState !== null && planId !== null) this.set({ plan: planId }, inDesiredState ? 1 : 0);
     },
   });
   const holds = () =>
-    holdsSnapshot(deps.store).catch((e) => {
+    deps.holds.snapshot().catch((e: unknown) => {
       deps.log.warn('metrics: reading the hold journal failed', { error: String(e) });
       return undefined;
     });
@@ -329,6 +261,27 @@ export const createMetrics = (deps: Deps): Metrics => {
       const h = await holds();
       if (h?.secondsUntilExpiry != null) this.set({ hold: 'next' }, h.secondsUntilExpiry);
       if (h?.secondsUntilRestore != null) this.set({ hold: 'restore' }, h.secondsUntilRestore);
+    },
+  });
+
+  // Damaged state files (kept aside as <name>.corrupt-<time>): those present, by any process.
+  new Gauge({
+    name: 'powerplan_state_files_damaged',
+    help: 'Damaged state files kept aside (<name>.corrupt-<time>) in the state directory, by file; remove a kept copy once dealt with.',
+    labelNames: ['file'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const d of deps.store.damaged()) this.inc({ file: d.file });
+    },
+  });
+  new Counter({
+    name: 'powerplan_state_files_kept_aside_total',
+    help: 'Damaged state files this process has moved aside since it started.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(deps.store.keptAsideTotal);
     },
   });
 

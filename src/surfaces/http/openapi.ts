@@ -151,10 +151,30 @@ export const buildOpenApiDocument = (ops: readonly Operation[] = operations): Js
       security: [{}],
       responses: {
         '200': {
-          description: 'The service is up.',
+          description:
+            'The service is up. `degraded` when damaged state files were kept aside (`<name>.corrupt-<time>`); ' +
+            'they are named in `damaged` and stay until an operator removes them.',
           content: {
             'application/json': {
-              schema: { type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] },
+              schema: {
+                type: 'object',
+                properties: {
+                  status: { enum: ['ok', 'degraded'] },
+                  damaged: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      properties: {
+                        file: { type: 'string' },
+                        keptAs: { type: 'string' },
+                        journal: { type: 'boolean' },
+                      },
+                      required: ['file', 'keptAs', 'journal'],
+                    },
+                  },
+                },
+                required: ['status', 'damaged'],
+              },
             },
           },
         },

@@ -3,11 +3,7 @@
  * stop accepting, cancel running work through the shutdown signal, then exit.
  */
 import { serve } from '@hono/node-server';
-import type { Deps } from '../../deps.ts';
-import { comparisonsSettled } from '../../services/compare.ts';
-import { startDesiredChecker } from '../../services/desired.ts';
-import { startHoldTimer } from '../../services/holds.ts';
-import { recover } from '../../services/recovery.ts';
+import { type Deps, startServices } from '../../deps.ts';
 import { createApp } from './app.ts';
 import { loadHttpSecurity, serveOptions } from './security.ts';
 
@@ -19,7 +15,7 @@ export interface RunningServer {
 export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
   // Unsafe settings stop the start before recovery touches anything.
   const security = await loadHttpSecurity(deps.config, deps.log);
-  await recover(deps);
+  await deps.planChange.recover();
   const app = createApp(deps, security);
   const { host, port } = deps.config;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
@@ -30,15 +26,14 @@ export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const url = `${security.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   deps.log.info('listening', { url, backend: deps.backend.name, stateDir: deps.config.stateDir });
-  const timers = [startHoldTimer(deps), startDesiredChecker(deps)];
+  startServices(deps);
   return {
     url,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const t of timers) t.stop();
         deps.shutdown.abort(new Error('shutting down'));
         // A running comparison restores the original plan after the abort; exit only once it has.
-        server.close(() => void comparisonsSettled(deps).then(() => resolve()));
+        server.close(() => void deps.comparisons.settled().then(() => resolve()));
         // Keep-alive sockets would hold close() open; they carry no work once we are shutting down.
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       }),

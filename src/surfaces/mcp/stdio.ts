@@ -22,7 +22,7 @@ export const serveMcpStdio = async (deps: Deps): Promise<void> => {
     deps.shutdown.abort(new Error('shutting down'));
     // A cancelled plan change or comparison puts the original plan back under the plan lock:
     // taking the lock once waits for that restore (bounded) before the process ends.
-    await deps.planLock.run('mcp shutdown', async () => {}, 30_000).catch(() => {});
+    await deps.planChange.lock.run('mcp shutdown', async () => {}, 30_000).catch(() => {});
     await server.close().catch(() => {});
     process.exit(0);
   };

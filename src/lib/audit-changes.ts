@@ -1,0 +1,92 @@
+/**
+ * Counts plan changes in the audit trail incrementally, for /metrics: each call reads only what
+ * was appended since the last one, and follows a rotation (the file counted so far is finished
+ * from where it stopped, now as `audit.jsonl.1`), so a long or rotated log costs nothing per scrape.
+ */
+import { open, stat } from 'node:fs/promises';
+
+/** Audit results that mean the active plan really changed (a restore switches it back). */
+const planChangeResults = new Set(['changed', 'restored']);
+
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * Counts plan changes in audit.jsonl incrementally: each scrape reads only what was appended since
+ * the last one, so a long audit log costs nothing per scrape. Counting from the log (rather than
+ * a hook in the operation) also counts changes made by the CLI in another process.
+ */
+export class AuditChangeCounter {
+  /** The log's files, newest first: `audit.jsonl`, `audit.jsonl.1`, ... */
+  readonly #files: string[];
+  #offset = 0;
+  #count = 0;
+  /** The file being counted; after rotations it is found again under a `.<n>` name. */
+  #ino: number | undefined;
+
+  constructor(files: string[]) {
+    this.#files = files;
+  }
+
+  async total(): Promise<number> {
+    const [current, ...rotated] = this.#files;
+    let st: { size: number; ino: number };
+    try {
+      st = await stat(current!);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return this.#count;
+      throw e;
+    }
+    if (this.#ino !== undefined && st.ino !== this.#ino) {
+      // Rotated since the last call: finish the file counted so far, then count the newer ones whole.
+      const stats = await Promise.all(rotated.map((f) => stat(f).catch(() => undefined)));
+      const at = stats.findIndex((s) => s?.ino === this.#ino);
+      for (let i = at === -1 ? rotated.length - 1 : at; i >= 0; i--) {
+        if (i !== at) this.#offset = 0;
+        if (stats[i]) await this.#countFrom(rotated[i]!, stats[i]!.size);
+      }
+      this.#offset = 0;
+    }
+    this.#ino = st.ino;
+    if (st.size < this.#offset) {
+      // Truncated in place: start over; Prometheus treats the drop as a counter reset.
+      this.#offset = 0;
+      this.#count = 0;
+    }
+    if (st.size > this.#offset) await this.#countFrom(current!, st.size);
+    return this.#count;
+  }
+
+  /** Counts the complete lines between #offset and `size`, advancing #offset past them. */
+  async #countFrom(path: string, size: number): Promise<void> {
+    const handle = await open(path, 'r');
+    try {
+      const buf = Buffer.alloc(Math.min(CHUNK_BYTES, size - this.#offset));
+      while (this.#offset < size) {
+        const { bytesRead } = await handle.read(
+          buf,
+          0,
+          Math.min(buf.length, size - this.#offset),
+          this.#offset,
+        );
+        if (bytesRead === 0) break;
+        const end = buf.subarray(0, bytesRead).lastIndexOf(0x0a);
+        if (end < 0) {
+          // A line longer than a chunk is no audit record we wrote; a torn tail waits for its newline.
+          if (bytesRead === buf.length) this.#offset += bytesRead;
+          break;
+        }
+        for (const line of buf.subarray(0, end).toString('utf8').split('\n')) {
+          if (!line.trim()) continue;
+          try {
+            if (planChangeResults.has((JSON.parse(line) as { result?: string }).result ?? '')) this.#count++;
+          } catch {
+            // a line cut short by a crash mid-append: the audit reader skips it too
+          }
+        }
+        this.#offset += end + 1;
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+}
