@@ -7,10 +7,12 @@
  * POWERPLAN_SCREENSHOT=docs/status-page.png refreshes the README's screenshot.
  */
 import assert from 'node:assert/strict';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
@@ -18,6 +20,10 @@ import { depsPerBlock } from '../support/fixture.ts';
 import { runCli, type ServerProcess, startServer } from '../support/processes.ts';
 import { servedProcess } from '../support/server.ts';
 import { assertOnlyLoopback, CHROMIUM, openedBrowser, present, ready, skip } from './browser.ts';
+
+const run = promisify(execFile);
+const repoRoot = join(import.meta.dirname, '..', '..');
+const pageDir = join(repoRoot, 'src', 'surfaces', 'http', 'page');
 
 const activeKind = async (server: ServerProcess, headers: Record<string, string> = {}) => {
   const res = await fetch(`${server.url}/v1/plans/active`, { headers });
@@ -38,8 +44,15 @@ describe('status page files', () => {
     assert.match(csp, /frame-ancestors 'self'/);
     assert.doesNotMatch(await res.text(), /class="embed"/);
     assert.match(await (await app.request('/?embed=1')).text(), /<html lang="en" class="embed">/);
-    for (const name of ['app.js', 'api.js', 'view.js', 'chart.js', 'fleet.js', 'confirm.js', 'style.css'])
-      assert.equal((await app.request(`/page/${name}`)).status, 200, name);
+    // Every module and the style sheet in the page folder: a module missing from the served list
+    // would break the page only in a browser.
+    const files = (await readdir(pageDir)).filter((f) => /\.(js|css)$/.test(f));
+    assert.ok(files.length >= 10, files.join(', '));
+    for (const name of files) {
+      const res = await app.request(`/page/${name}`);
+      assert.equal(res.status, 200, name);
+      assert.match(res.headers.get('content-type') ?? '', name.endsWith('.js') ? /javascript/ : /text\/css/);
+    }
     for (const path of [
       '/page/index.html',
       '/page/..%2Fpage.ts',
@@ -48,6 +61,25 @@ describe('status page files', () => {
       '/page/',
     ])
       assert.equal((await app.request(path)).status, 404, path);
+  });
+
+  it('every module opts into type checking, with API types generated from the committed OpenAPI document', async () => {
+    for (const name of (await readdir(pageDir)).filter((f) => f.endsWith('.js')))
+      assert.match(
+        await readFile(join(pageDir, name), 'utf8'),
+        /^\/\/ @ts-check\n/,
+        `${name} starts with // @ts-check`,
+      );
+    const cli = join(repoRoot, 'node_modules', 'openapi-typescript', 'bin', 'cli.js');
+    const { stdout } = await run(process.execPath, [cli, join(repoRoot, 'openapi', 'openapi.json')], {
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    assert.ok(stdout.includes('ActivePlan: {'), 'the generator wrote the schemas');
+    assert.equal(
+      await readFile(join(repoRoot, 'openapi', 'api-types.d.ts'), 'utf8'),
+      stdout,
+      'openapi/api-types.d.ts is older than openapi/openapi.json (run `npm run openapi:write`)',
+    );
   });
 });
 

@@ -13,16 +13,35 @@ import type { SubApp } from './env.ts';
 
 export const PAGE_ASSETS = '/page';
 
-/** The only files served, with their content types. */
+/**
+ * The only files served, with their content types: the page, its style sheets and its modules, one
+ * per section.
+ */
+const js = 'text/javascript; charset=utf-8';
+const css = 'text/css; charset=utf-8';
 const assets: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
-  'style.css': 'text/css; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'api.js': 'text/javascript; charset=utf-8',
-  'chart.js': 'text/javascript; charset=utf-8',
-  'view.js': 'text/javascript; charset=utf-8',
-  'fleet.js': 'text/javascript; charset=utf-8',
-  'confirm.js': 'text/javascript; charset=utf-8',
+  ...Object.fromEntries(['style.css', 'controls.css', 'sections.css'].map((name) => [name, css])),
+  ...Object.fromEntries(
+    [
+      'app.js',
+      'api.js',
+      'dom.js',
+      'errors.js',
+      'confirm.js',
+      'caller.js',
+      'system.js',
+      'active.js',
+      'plans.js',
+      'holds.js',
+      'benchmark.js',
+      'result.js',
+      'chart.js',
+      'advice.js',
+      'history.js',
+      'fleet.js',
+    ].map((name) => [name, js]),
+  ),
 };
 
 /**

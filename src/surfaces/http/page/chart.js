@@ -1,9 +1,18 @@
+// @ts-check
 // Inline SVG charts of one benchmark result, drawn here without a library: burst time after each
 // idle gap against the warm baseline, and sustained single-thread / all-core throughput as bars.
 // Colours come from CSS classes so that the page's light and dark themes apply.
 
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['BenchmarkResult']} BenchmarkResult */
+
 const NS = 'http://www.w3.org/2000/svg';
 
+/**
+ * An SVG element with its attributes and, optionally, its text.
+ * @param {string} name
+ * @param {Record<string, string | number>} [attrs]
+ * @param {string} [text]
+ */
 const svgEl = (name, attrs = {}, text) => {
   const el = document.createElementNS(NS, name);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
@@ -11,20 +20,35 @@ const svgEl = (name, attrs = {}, text) => {
   return el;
 };
 
+/** @param {number} ms */
 const fmtMs = (ms) => (ms >= 1000 ? `${+(ms / 1000).toFixed(2)} s` : `${+ms.toFixed(ms < 10 ? 2 : 1)} ms`);
+/** @param {number} ms */
 const gapLabel = (ms) => (ms >= 1000 ? `${+(ms / 1000).toFixed(1)} s` : `${ms} ms`);
 
-/** Drawn at the width it is shown at (12 px text stays 12 px), within sensible bounds. */
+/**
+ * Drawn at the width it is shown at (12 px text stays 12 px), within sensible bounds.
+ * @param {number} width
+ */
 const chartWidth = (width) => Math.round(Math.min(900, Math.max(300, width || 640)));
 
-/** A rounded step for axis ticks, about `count` of them up to `max`. */
+/**
+ * A rounded step for axis ticks, about `count` of them up to `max`.
+ * @param {number} max
+ * @param {number} count
+ */
 const niceStep = (max, count) => {
   const raw = max / count;
   const mag = 10 ** Math.floor(Math.log10(raw));
   return [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? raw;
 };
 
-/** Wraps a chart: role img, a title and a description naming every figure for screen readers. */
+/**
+ * Wraps a chart: role img, a title and a description naming every figure for screen readers.
+ * @param {number} width
+ * @param {number} height
+ * @param {string} title
+ * @param {string} desc
+ */
 const frame = (width, height, title, desc) => {
   const id = `c${Math.random().toString(36).slice(2, 8)}`;
   const svg = svgEl('svg', {
@@ -38,7 +62,11 @@ const frame = (width, height, title, desc) => {
   return svg;
 };
 
-/** Burst duration (median, p10-p90 whisker) per idle gap, with the warm burst as a dashed reference. */
+/**
+ * Burst duration (median, p10-p90 whisker) per idle gap, with the warm burst as a dashed reference.
+ * @param {BenchmarkResult} result
+ * @param {number} [width]
+ */
 export const burstChart = (result, width = 640) => {
   const bursts = result.phases.burstsAfterIdle;
   const warm = result.phases.warmBaseline.burstMs;
@@ -50,7 +78,9 @@ export const burstChart = (result, width = 640) => {
   const top = Math.max(warm.p90, ...bursts.map((b) => b.burstMs.p90)) * 1.1 || 1;
   const step = niceStep(top, 5);
   const yMax = Math.ceil(top / step) * step;
+  /** @param {number} v */
   const y = (v) => m.top + ih - (v / yMax) * ih;
+  /** @param {number} i */
   const x = (i) =>
     m.left + (bursts.length === 1 ? iw / 2 : (i / (bursts.length - 1)) * iw * 0.86 + iw * 0.07);
 
@@ -148,7 +178,11 @@ export const burstChart = (result, width = 640) => {
   return svg;
 };
 
-/** Sustained throughput: single thread and all cores, as horizontal bars on one scale. */
+/**
+ * Sustained throughput: single thread and all cores, as horizontal bars on one scale.
+ * @param {BenchmarkResult} result
+ * @param {number} [width]
+ */
 export const sustainedChart = (result, width = 640) => {
   const single = result.phases.sustainedSingle;
   const all = result.phases.sustainedAllCore;

@@ -1,15 +1,23 @@
+// @ts-check
 // The one confirmation of a plan switch (this machine or the fleet): the dry-run preview in the
 // dialog, Switch enabled only when something would change, focus back to the opener on cancel.
-import { replace } from './view.js';
+import { byId, replace } from './dom.js';
 
-const $ = (id) => document.getElementById(id);
-
-/** Shows the preview; runs `onConfirm` only when Switch is pressed. `opener` is re-enabled either way. */
+/**
+ * Shows the preview; runs `onConfirm` only when Switch is pressed. `opener` is re-enabled either way.
+ * @param {{
+ *   title: string,
+ *   body: import('./dom.js').Child[],
+ *   canConfirm: boolean,
+ *   opener: HTMLButtonElement,
+ *   onConfirm: () => Promise<void>,
+ * }} options
+ */
 export const confirmSwitch = ({ title, body, canConfirm, opener, onConfirm }) => {
-  const dialog = $('confirm');
-  $('confirm-h').textContent = title;
-  replace($('confirm-body'), ...body);
-  $('confirm-ok').disabled = !canConfirm;
+  const dialog = byId('confirm', HTMLDialogElement);
+  byId('confirm-h').textContent = title;
+  replace(byId('confirm-body'), ...body);
+  byId('confirm-ok', HTMLButtonElement).disabled = !canConfirm;
   dialog.addEventListener(
     'close',
     async () => {
@@ -25,5 +33,5 @@ export const confirmSwitch = ({ title, body, canConfirm, opener, onConfirm }) =>
     { once: true },
   );
   dialog.showModal();
-  $('confirm-cancel').focus();
+  byId('confirm-cancel').focus();
 };

@@ -1,15 +1,24 @@
+// @ts-check
 // The fleet view: every agent of the fleet file with its plan, kind, advice, burst penalty and
 // drift, filtered by tag; and the plan switch for the shown hosts, dry run first, confirmed in the
 // same dialog as the single-host switch. Shown only when this service has a fleet. Host answers are
 // text only (never HTML): an agent's words cannot become markup here.
 import { ApiError, api } from './api.js';
 import { confirmSwitch } from './confirm.js';
-import { h, replace } from './view.js';
+import { byId, fig, h, replace, thead } from './dom.js';
 
-const $ = (id) => document.getElementById(id);
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['FleetHostList']} FleetHostList */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['FleetStatus']} FleetStatus */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['FleetHostStatus']} FleetHostStatus */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['FleetSetResult']} FleetSetResult */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['PlanKind']} PlanKind */
+
+/** @type {PlanKind[]} */
 const kinds = ['high-performance', 'balanced', 'power-saver', 'ultimate-performance'];
-const fig = (n) => (Number.isFinite(n) ? `${n.toFixed(1)}%` : '–');
+/** @param {number | null | undefined} n */
+const percent = (n) => (typeof n === 'number' && Number.isFinite(n) ? `${fig(n, 1)}%` : '–');
 
+/** @param {FleetHostStatus} x */
 const advice = (x) =>
   x.recommendation
     ? x.recommendation.changeRecommended
@@ -17,6 +26,7 @@ const advice = (x) =>
       : 'Keep'
     : '–';
 
+/** @param {FleetStatus} s */
 const statusTable = (s) =>
   h(
     'div',
@@ -30,17 +40,7 @@ const statusTable = (s) =>
         `${s.summary.total} hosts: ${s.summary.ok} ok, ${s.summary.unreachable} unreachable, ` +
           `${s.summary.unauthorized} unauthorized, ${s.summary.error} error; ${s.summary.changeRecommended} advised to switch`,
       ),
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Host', 'Status', 'Plan', 'Kind', 'Advice', 'Burst penalty', 'Drift'].map((t) =>
-            h('th', { scope: 'col' }, t),
-          ),
-        ),
-      ),
+      thead(['Host', 'Status', 'Plan', 'Kind', 'Advice', 'Burst penalty', 'Drift']),
       h(
         'tbody',
         {},
@@ -55,7 +55,7 @@ const statusTable = (s) =>
                   h('td', {}, x.plan?.name ?? 'none'),
                   h('td', {}, x.plan?.kind ?? '–'),
                   h('td', { class: x.recommendation?.changeRecommended ? 'change' : '' }, advice(x)),
-                  h('td', {}, fig(x.burstPenaltyPercent)),
+                  h('td', {}, percent(x.burstPenaltyPercent)),
                   h('td', {}, x.drift ?? '–'),
                 ]
               : [
@@ -68,6 +68,10 @@ const statusTable = (s) =>
     ),
   );
 
+/**
+ * @param {FleetSetResult} r
+ * @param {string} id
+ */
 const outcomeTable = (r, id) =>
   h(
     'div',
@@ -75,15 +79,7 @@ const outcomeTable = (r, id) =>
     h(
       'table',
       { id },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Host', 'Outcome', 'From', 'To'].map((t) => h('th', { scope: 'col' }, t)),
-        ),
-      ),
+      thead(['Host', 'Outcome', 'From', 'To']),
       h(
         'tbody',
         {},
@@ -115,58 +111,75 @@ const outcomeTable = (r, id) =>
     ),
   );
 
-/** Starts the fleet view; `may(scope)` and `reportError(what, err)` come from the page. */
+byId('fleet-filter').addEventListener('submit', (e) => e.preventDefault());
+
+/**
+ * Starts the fleet view; `may(scope)` and `reportError(what, err)` come from the page.
+ * @param {{
+ *   may: (scope: 'read' | 'benchmark' | 'control') => boolean,
+ *   reportError: (what: string, err: ApiError) => void,
+ * }} page
+ */
 export const initFleet = async ({ may, reportError }) => {
   let hosts;
   try {
-    hosts = await api('GET', '/v1/fleet/hosts');
+    hosts = /** @type {FleetHostList} */ (await api('GET', '/v1/fleet/hosts'));
   } catch (err) {
     // No fleet file here (422), or a service without fleet routes (404): no fleet view.
-    if (err instanceof ApiError && (err.status === 422 || err.status === 404)) return;
-    $('fleet-section').hidden = false;
-    replace($('fleet'), h('p', { class: 'error-text' }, err.message));
+    if (!(err instanceof ApiError)) throw err;
+    if (err.status === 422 || err.status === 404) return;
+    byId('fleet-section').hidden = false;
+    replace(byId('fleet'), h('p', { class: 'error-text' }, err.message));
     return;
   }
-  $('fleet-section').hidden = false;
+  byId('fleet-section').hidden = false;
+  const tag = byId('fleet-tag', HTMLSelectElement);
+  const planSelect = byId('fleet-plan', HTMLSelectElement);
   const tags = [...new Set(hosts.hosts.flatMap((x) => x.tags))].sort();
   replace(
-    $('fleet-tag'),
+    tag,
     h('option', { value: '' }, `All hosts (${hosts.hosts.length})`),
     tags.map((t) => h('option', { value: t }, t)),
   );
   replace(
-    $('fleet-plan'),
+    planSelect,
     kinds.map((k) => h('option', { value: k }, k)),
   );
-  $('fleet-switch').hidden = !may('control');
-  $('fleet-note').hidden = may('control');
-  $('fleet-note').textContent = 'Switching the fleet needs a token with the control scope.';
+  byId('fleet-switch').hidden = !may('control');
+  byId('fleet-note').hidden = may('control');
+  byId('fleet-note').textContent = 'Switching the fleet needs a token with the control scope.';
 
-  const selection = () => ($('fleet-tag').value ? { tags: [$('fleet-tag').value] } : {});
-  const query = () => ($('fleet-tag').value ? `?tags=${encodeURIComponent($('fleet-tag').value)}` : '');
+  const selection = () => (tag.value ? { tags: [tag.value] } : {});
+  const query = () => (tag.value ? `?tags=${encodeURIComponent(tag.value)}` : '');
 
   const load = async () => {
-    $('fleet').setAttribute('aria-busy', 'true');
+    byId('fleet').setAttribute('aria-busy', 'true');
     try {
-      replace($('fleet'), statusTable(await api('GET', `/v1/fleet/status${query()}`)));
+      replace(
+        byId('fleet'),
+        statusTable(/** @type {FleetStatus} */ (await api('GET', `/v1/fleet/status${query()}`))),
+      );
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      replace($('fleet'), h('p', { class: 'error-text' }, err.message));
+      replace(byId('fleet'), h('p', { class: 'error-text' }, err.message));
       reportError('Loading the fleet', err);
     }
   };
 
-  $('fleet-tag').addEventListener('change', () => load());
-  $('fleet-switch').addEventListener('submit', async (e) => {
+  tag.addEventListener('change', () => load());
+  byId('fleet-switch').addEventListener('submit', async (e) => {
     e.preventDefault();
-    const button = $('fleet-preview');
-    const plan = $('fleet-plan').value;
-    const which = $('fleet-tag').value ? `the hosts tagged ${$('fleet-tag').value}` : 'every host';
+    const button = byId('fleet-preview', HTMLButtonElement);
+    const plan = planSelect.value;
+    const which = tag.value ? `the hosts tagged ${tag.value}` : 'every host';
     button.disabled = true;
     let preview;
     try {
-      preview = await api('PUT', '/v1/fleet/plans/active', { plan, ...selection(), dryRun: true });
+      preview = /** @type {FleetSetResult} */ (
+        await api('PUT', '/v1/fleet/plans/active', { plan, ...selection(), dryRun: true })
+      );
     } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
       reportError(`Previewing ${plan} on ${which}`, err);
       button.disabled = false;
       return;
@@ -190,9 +203,11 @@ export const initFleet = async ({ may, reportError }) => {
       opener: button,
       onConfirm: async () => {
         try {
-          const r = await api('PUT', '/v1/fleet/plans/active', { plan, ...selection() });
+          const r = /** @type {FleetSetResult} */ (
+            await api('PUT', '/v1/fleet/plans/active', { plan, ...selection() })
+          );
           replace(
-            $('fleet-result'),
+            byId('fleet-result'),
             h(
               'p',
               {},
@@ -201,11 +216,12 @@ export const initFleet = async ({ may, reportError }) => {
             outcomeTable(r, 'fleet-result-table'),
           );
         } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
           reportError(`Switching ${which} to ${plan}`, err);
         }
         await load();
-        $('fleet-result').setAttribute('tabindex', '-1');
-        $('fleet-result').focus();
+        byId('fleet-result').setAttribute('tabindex', '-1');
+        byId('fleet-result').focus();
       },
     });
   });
