@@ -52,7 +52,7 @@ for (const backend of values.backends.split(',')) {
   const server = await startProcess([
     '--import',
     'tsx',
-    join(repoRoot, 'bench', 'server.ts'),
+    join(repoRoot, 'perf', 'server.ts'),
     '--backend',
     backend,
   ]);
@@ -120,7 +120,7 @@ for (const r of rows) {
 // MCP over HTTP against REST: the same operation on the same server, simulated backend.
 {
   const mcpConnections = 20;
-  const server = await startProcess(['--import', 'tsx', join(repoRoot, 'bench', 'server.ts')]);
+  const server = await startProcess(['--import', 'tsx', join(repoRoot, 'perf', 'server.ts')]);
   try {
     const m = await measureMcpVsRest(server.url, server.child.pid!, {
       connections: mcpConnections,
