@@ -11,7 +11,9 @@ import { operationByName } from '../../src/operations/index.ts';
 import { runOperation } from '../../src/operations/run.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { runCli, type TestDeps, testDeps } from '../helpers.ts';
+import { contextOf } from '../support/call.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { runCli } from '../support/processes.ts';
 import { benchmarkResult } from './scenarios.ts';
 
 const op = operationByName('get_recommendation')!;
@@ -36,11 +38,8 @@ afterEach(async () => {
   t = undefined;
 });
 
-const ctx = (scopes: ('read' | 'benchmark' | 'control')[] = ['control']) => ({
-  ...t!.deps,
-  caller: { ...localCaller, name: 'tester', scopes },
-  signal: t!.deps.shutdown.signal,
-});
+const ctx = (scopes: ('read' | 'benchmark' | 'control')[] = ['control']) =>
+  contextOf(t!.deps, { caller: { ...localCaller, name: 'tester', scopes } });
 
 describe('get_recommendation', () => {
   it('without a stored benchmark: rules only, and says so', async () => {

@@ -9,8 +9,8 @@ import { benchPlan } from '../../src/bench/profiles.ts';
 import { liveWorkers, runBenchmark } from '../../src/bench/runner.ts';
 import { BenchmarkService, type Fingerprint } from '../../src/bench/service.ts';
 import { BenchmarkResult, benchmarkIdPattern } from '../../src/domain/benchmark.ts';
-import { PowerPlanError } from '../../src/domain/errors.ts';
 import { Store } from '../../src/lib/store.ts';
+import { isCode } from '../support/errors.ts';
 
 const fingerprint = async (): Promise<Fingerprint> => ({
   activePlan: null,
@@ -20,12 +20,6 @@ const fingerprint = async (): Promise<Fingerprint> => ({
 const idle = async () => ({ busyPercent: 1, maxBusyPercent: 2, loadAverage: [0, 0, 0] });
 /** A short ladder keeps each real run near 2 s; one test runs the full quick profile. */
 const short = { idleGapsMs: [20, 100] };
-
-const isCode = (code: string) => (e: unknown) => {
-  assert.ok(e instanceof PowerPlanError, `expected PowerPlanError, got ${String(e)}`);
-  assert.equal(e.code, code, e.message);
-  return true;
-};
 
 describe('benchmark service (real runs)', () => {
   let dir: string;

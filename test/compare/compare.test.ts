@@ -11,21 +11,15 @@ import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { ComparisonResult } from '../../src/domain/advice.ts';
 import { PowerPlanError } from '../../src/domain/errors.ts';
-import { localCaller } from '../../src/domain/scopes.ts';
 import { operationByName } from '../../src/operations/index.ts';
 import { runOperation } from '../../src/operations/run.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { contextOf } from '../support/call.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 import { GatedBench } from './gated-bench.ts';
 
 const compare = operationByName('compare_power_plans')!;
 const setPlan = operationByName('set_power_plan')!;
-
-const ctxOf = (t: TestDeps, signal: AbortSignal = t.deps.shutdown.signal) => ({
-  ...t.deps,
-  caller: localCaller,
-  signal,
-});
 
 const activeId = async (t: TestDeps) => (await t.deps.backend.getActive()).plan?.id;
 
@@ -46,7 +40,7 @@ describe('compare_power_plans (simulated backend)', () => {
       await runOperation(
         compare,
         { settleMs: 10, threads: 1, idleGapsMs: [20], force: true },
-        { ...ctxOf(t), progress: (p) => progress.push(p.progress) },
+        contextOf(t.deps, { progress: (p) => progress.push(p.progress) }),
       ),
     );
     assert.equal(out.dryRun, false);
@@ -85,7 +79,11 @@ describe('compare_power_plans (simulated backend)', () => {
     const bench = new GatedBench();
     t = await testDeps({}, { bench: bench.asService() });
     const out = ComparisonResult.parse(
-      await runOperation(compare, { dryRun: true, plans: ['power-saver', 'high-performance'] }, ctxOf(t)),
+      await runOperation(
+        compare,
+        { dryRun: true, plans: ['power-saver', 'high-performance'] },
+        contextOf(t.deps),
+      ),
     );
     assert.deepEqual(
       out.planned.map((p) => p.id),
@@ -98,12 +96,12 @@ describe('compare_power_plans (simulated backend)', () => {
   it('holds the plan lock: a concurrent set_power_plan waits, then gets 409; the journal exists meanwhile', async () => {
     const bench = new GatedBench();
     t = await testDeps({}, { bench: bench.asService() });
-    const running = runOperation(compare, { settleMs: 0 }, ctxOf(t));
+    const running = runOperation(compare, { settleMs: 0 }, contextOf(t.deps));
     await bench.started_(2);
     assert.equal(await activeId(t), SCHEME.highPerformance, 'switched for the second run');
     assert.equal((await t.deps.planChange.journal())?.restorePlanId, SCHEME.balanced);
     await assert.rejects(
-      runOperation(setPlan, { plan: 'power-saver' }, ctxOf(t)),
+      runOperation(setPlan, { plan: 'power-saver' }, contextOf(t.deps)),
       (e: PowerPlanError) => e.code === 'conflict',
     );
     bench.release();
@@ -125,7 +123,7 @@ describe('compare_power_plans (simulated backend)', () => {
     const bench = new GatedBench();
     t = await testDeps({}, { bench: bench.asService() });
     const caller = new AbortController();
-    const running = runOperation(compare, { settleMs: 0 }, ctxOf(t, caller.signal));
+    const running = runOperation(compare, { settleMs: 0 }, contextOf(t.deps, { signal: caller.signal }));
     await bench.started_(2);
     caller.abort();
     await assert.rejects(running, (e: PowerPlanError) => e.code === 'cancelled');
@@ -137,7 +135,7 @@ describe('compare_power_plans (simulated backend)', () => {
     const bench = new GatedBench(1);
     bench.fail = new PowerPlanError('busy', 'The CPU is already 90% busy.');
     t = await testDeps({}, { bench: bench.asService() });
-    const running = runOperation(compare, { settleMs: 0, plans: ['power-saver'] }, ctxOf(t));
+    const running = runOperation(compare, { settleMs: 0, plans: ['power-saver'] }, contextOf(t.deps));
     await bench.started_(1);
     bench.release();
     await assert.rejects(running, (e: PowerPlanError) => e.code === 'busy');
@@ -148,7 +146,7 @@ describe('compare_power_plans (simulated backend)', () => {
   it('shutdown cancels the comparison and settled() waits for the restore', async () => {
     const bench = new GatedBench();
     t = await testDeps({}, { bench: bench.asService() });
-    const running = runOperation(compare, { settleMs: 0 }, ctxOf(t)).catch((e: unknown) => e);
+    const running = runOperation(compare, { settleMs: 0 }, contextOf(t.deps)).catch((e: unknown) => e);
     await bench.started_(2);
     t.deps.shutdown.abort(new Error('shutting down'));
     await t.deps.comparisons.settled();
@@ -160,7 +158,7 @@ describe('compare_power_plans (simulated backend)', () => {
   it('refuses a comparison with only the active plan', async () => {
     t = await testDeps({}, { bench: new GatedBench().asService() });
     await assert.rejects(
-      runOperation(compare, { plans: ['balanced'] }, ctxOf(t)),
+      runOperation(compare, { plans: ['balanced'] }, contextOf(t.deps)),
       (e: PowerPlanError) => e.code === 'invalid_input',
     );
   });
@@ -168,7 +166,7 @@ describe('compare_power_plans (simulated backend)', () => {
   it('needs the control scope', async () => {
     t = await testDeps({}, { bench: new GatedBench().asService() });
     await assert.rejects(
-      runOperation(compare, {}, { ...ctxOf(t), caller: { name: 'reader', scopes: ['benchmark'] } }),
+      runOperation(compare, {}, contextOf(t.deps, { caller: { name: 'reader', scopes: ['benchmark'] } })),
       (e: PowerPlanError) => e.code === 'forbidden',
     );
   });
@@ -230,6 +228,9 @@ describe('restore journal', () => {
     await t.deps.planChange.recover();
     assert.equal(await activeId(t), SCHEME.highPerformance);
     assert.ok(await t.deps.planChange.journal());
-    await assert.rejects(runOperation(compare, {}, ctxOf(t)), (e: PowerPlanError) => e.code === 'conflict');
+    await assert.rejects(
+      runOperation(compare, {}, contextOf(t.deps)),
+      (e: PowerPlanError) => e.code === 'conflict',
+    );
   });
 });

@@ -5,21 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
 import { ActivePlan } from '../../src/domain/schemas.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
-
-/** Polls (up to a generous bound) until `check` holds; fails the test otherwise. */
-const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  assert.fail(`timed out waiting until ${what}`);
-};
+import { depsPerBlock } from '../support/fixture.ts';
+import { type ServerProcess, startServer } from '../support/processes.ts';
+import { until } from '../support/until.ts';
 
 const activeVia = async (server: ServerProcess) =>
   ActivePlan.parse(await (await fetch(`${server.url}/v1/plans/active`)).json()).plan?.id;
@@ -33,11 +24,7 @@ const startComparison = (server: ServerProcess) =>
   }).catch((e: unknown) => e);
 
 describe('comparison restore across process ends', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   const journal = () => t.deps.store.path('restore-journal.json');
   const audits = async () =>
@@ -49,6 +36,7 @@ describe('comparison restore across process ends', () => {
     await until(
       'the comparison switched to High performance',
       async () => (await activeVia(server)) === SCHEME.highPerformance,
+      60_000,
     );
     assert.equal(existsSync(journal()), true);
     assert.equal(await server.stop('SIGTERM'), 0);
@@ -63,6 +51,7 @@ describe('comparison restore across process ends', () => {
     await until(
       'the comparison switched to High performance',
       async () => (await activeVia(first)) === SCHEME.highPerformance,
+      60_000,
     );
     assert.equal(existsSync(journal()), true);
     await first.stop('SIGKILL');

@@ -12,9 +12,11 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { binPath, runCli, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import { expireInJournal } from '../holds/journal.ts';
-import { until } from '../holds/poll.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { depsPerBlock } from '../support/fixture.ts';
+import { binPath, runCli, startServer } from '../support/processes.ts';
+import { until } from '../support/until.ts';
 
 const canUnshare =
   process.platform === 'linux' &&
@@ -150,11 +152,7 @@ describe('restart as PID 1 after SIGKILL', { skip: !canUnshare && 'needs Linux a
 });
 
 describe('a comparison longer than the stale time keeps its lock', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps({ POWERPLAN_LOCK_STALE_SECONDS: '1' });
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock({ POWERPLAN_LOCK_STALE_SECONDS: '1' });
 
   it('another process cannot take the plan lock while the comparison runs, seconds past the stale time', async () => {
     const server = await startServer(t.env);

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ComparisonResult, Recommendation } from '../../src/domain/advice.ts';
 import type { PowerPlanError } from '../../src/domain/errors.ts';
-import { localCaller } from '../../src/domain/scopes.ts';
 import { operationByName } from '../../src/operations/index.ts';
 import { runOperation } from '../../src/operations/run.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
 import { type Emulated, emulate } from '../platform/windows/emulator.ts';
+import { contextOf } from '../support/call.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 import { GatedBench } from './gated-bench.ts';
 
 const compare = operationByName('compare_power_plans')!;
@@ -28,12 +28,8 @@ describe('comparison on the Windows backend (powercfg emulator)', () => {
     await emu.cleanup();
   });
 
-  const ctx = (bench: GatedBench, signal?: AbortSignal) => ({
-    ...t.deps,
-    bench: bench.asService(),
-    caller: localCaller,
-    signal: signal ?? t.deps.shutdown.signal,
-  });
+  const ctx = (bench: GatedBench, signal?: AbortSignal) =>
+    contextOf({ ...t.deps, bench: bench.asService() }, signal ? { signal } : {});
 
   it('advice names the plan by GUID, not by its localized name', async () => {
     t = await testDeps({}, { backend: emu.backend });

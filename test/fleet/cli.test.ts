@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FleetSetResult, FleetStatus, PrometheusTargets } from '../../src/domain/fleet.ts';
-import { runCli } from '../helpers.ts';
+import { runCli } from '../support/processes.ts';
 import { type FleetRig, fleetRig } from './rig.ts';
 
 describe('powerplan fleet (CLI)', () => {

@@ -14,7 +14,8 @@ import { createLogger } from '../../src/lib/log.ts';
 import { FleetService } from '../../src/services/fleet.ts';
 import { loadFleet, readAnsibleInventory, readFleetFile } from '../../src/services/fleet-file.ts';
 import { startHttpServer } from '../../src/surfaces/http/server.ts';
-import { makeTestCertificate, testDeps } from '../helpers.ts';
+import { testDeps } from '../support/deps.ts';
+import { makeTestCertificate } from '../support/tls.ts';
 import { writeSecret } from './rig.ts';
 
 const silent = createLogger('silent');

@@ -11,7 +11,8 @@ import { FleetSetResult, FleetStatus, PrometheusTargets } from '../../src/domain
 import { ActivePlan } from '../../src/domain/schemas.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { until } from '../support/until.ts';
 import { type FleetRig, fleetRig } from './rig.ts';
 
 const TIMEOUT_MS = 5_000;
@@ -48,9 +49,7 @@ describe('fleet over live agents', () => {
   });
 
   it('status: counts every host, the slow one timed out without holding up the others', async () => {
-    const started = performance.now();
     const { status, body } = await call('GET', '/v1/fleet/status');
-    const wall = performance.now() - started;
     assert.equal(status, 200, JSON.stringify(body));
     const s = FleetStatus.parse(body);
     assert.deepEqual(s.summary, {
@@ -62,6 +61,7 @@ describe('fleet over live agents', () => {
       changeRecommended: s.summary.changeRecommended,
     });
     const by = new Map(s.hosts.map((h) => [h.name, h]));
+    const slow = by.get('slow')!;
     assert.deepEqual(
       [...by.keys()],
       ['agent1', 'agent2', 'agent3', 'agent4', 'agent5', 'wrongtoken', 'readonly', 'dead', 'slow'],
@@ -74,20 +74,22 @@ describe('fleet over live agents', () => {
       assert.equal(h.canSet, true);
       assert.equal(h.holds, 0);
       assert.ok(h.recommendation?.summary);
+      // Asked side by side with the slow host: each answered before the slow host's timeout.
       assert.ok(
-        h.durationMs < TIMEOUT_MS,
-        `${a.name} answered in ${h.durationMs} ms, not held up by the slow host`,
+        h.durationMs < slow.durationMs,
+        `${a.name} answered in ${h.durationMs} ms, the slow host timed out after ${slow.durationMs} ms`,
       );
     }
     assert.equal(by.get('wrongtoken')!.status, 'unauthorized');
     assert.equal(by.get('wrongtoken')!.error?.status, 401);
     assert.equal(by.get('dead')!.status, 'unreachable');
     assert.match(by.get('dead')!.error!.detail, /ECONNREFUSED/);
-    assert.equal(by.get('slow')!.status, 'unreachable');
-    assert.equal(by.get('slow')!.error?.title, 'Timed out');
+    assert.equal(slow.status, 'unreachable');
+    assert.equal(slow.error?.title, 'Timed out');
     assert.ok(rig.slowHits() >= 1, 'the slow host was asked');
-    // The slow host never answers: the call ends because of the per-host timeout, not later.
-    assert.ok(wall < TIMEOUT_MS * 3, `status took ${Math.round(wall)} ms`);
+    // The slow host never answers: the call ended because of the per-host timeout, which gave the
+    // request up (its connection is closed, not left waiting).
+    await until('the connection to the slow host closed', async () => rig.slowOpen() === 0);
     // Tokens are never part of an answer.
     assert.doesNotMatch(JSON.stringify(body), /pp_[A-Za-z0-9_-]{20}/);
   });

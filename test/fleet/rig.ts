@@ -13,7 +13,7 @@ import type { Deps } from '../../src/deps.ts';
 import type { Scope } from '../../src/domain/scopes.ts';
 import { createToken } from '../../src/lib/tokens.ts';
 import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 
 export interface Agent {
   name: string;
@@ -35,6 +35,8 @@ export interface FleetRig {
   slowUrl: string;
   /** Requests the silent host received (it never answers them). */
   slowHits: () => number;
+  /** Connections to the silent host still open (a caller that gave up has closed its own). */
+  slowOpen: () => number;
   cleanup: () => Promise<void>;
 }
 
@@ -79,6 +81,11 @@ export const fleetRig = async (count = 5): Promise<FleetRig> => {
   const silent = createServer(() => {
     hits++; // accepts, reads, never answers
   });
+  let open = 0;
+  silent.on('connection', (socket) => {
+    open++;
+    socket.once('close', () => open--);
+  });
   const slowUrl = await listen(silent);
 
   const hosts: object[] = [];
@@ -111,6 +118,7 @@ export const fleetRig = async (count = 5): Promise<FleetRig> => {
     deadUrl,
     slowUrl,
     slowHits: () => hits,
+    slowOpen: () => open,
     cleanup: async () => {
       silent.closeAllConnections();
       silent.close();

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuditRecord } from '../../src/domain/audit.ts';
-import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
 import {
   ansibleInstall as install,
   prepareAnsible,
@@ -14,6 +13,8 @@ import {
   run,
   runPlaybook,
 } from '../integrations/tools.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { type ServerProcess, startServer } from '../support/processes.ts';
 
 describe('Ansible: a maintenance window under a hold', () => {
   let t: TestDeps;

@@ -13,9 +13,9 @@ import type { HoldResult } from '../../src/domain/holds.ts';
 import type { ActivePlan, Capabilities } from '../../src/domain/schemas.ts';
 import type { PowerBackend } from '../../src/platform/backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { testDeps } from '../helpers.ts';
-import { call } from './call.ts';
-import { until } from './poll.ts';
+import { call } from '../support/call.ts';
+import { testDeps } from '../support/deps.ts';
+import { until } from '../support/until.ts';
 import { type Rig, rigs } from './rig.ts';
 
 const auditOf = async (deps: Deps) =>

@@ -7,21 +7,14 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { Deps } from '../../src/deps.ts';
 import { AuditRecord } from '../../src/domain/audit.ts';
-import { isPowerPlanError } from '../../src/domain/errors.ts';
 import type { HoldList, HoldResult, ReleaseResult } from '../../src/domain/holds.ts';
 import type { SetPlanResult } from '../../src/domain/schemas.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { call } from './call.ts';
+import { call } from '../support/call.ts';
+import { isCode } from '../support/errors.ts';
+import { until } from '../support/until.ts';
 import { expireInJournal } from './journal.ts';
-import { until } from './poll.ts';
 import { type Rig, rigs } from './rig.ts';
-
-const isCode = (code: string, message?: RegExp) => (e: unknown) => {
-  assert.ok(isPowerPlanError(e), `expected a PowerPlanError, got ${String(e)}`);
-  assert.equal(e.code, code, e.message);
-  if (message) assert.match(e.message, message);
-  return true;
-};
 
 const auditOf = async (deps: Deps) =>
   (await deps.store.readLines('audit.jsonl')).map((l) => AuditRecord.parse(l));

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { isPowerPlanError } from '../../src/domain/errors.ts';
 import {
   HoldList,
   HoldResult,
@@ -16,17 +15,12 @@ import {
 import type { Caller } from '../../src/domain/scopes.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
-import { call } from './call.ts';
+import { call } from '../support/call.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { isCode } from '../support/errors.ts';
+import { depsPerBlock } from '../support/fixture.ts';
 
 const reader: Caller = { name: 'dashboard', scopes: ['read'] };
-
-const isCode = (code: string, message?: RegExp) => (e: unknown) => {
-  assert.ok(isPowerPlanError(e), String(e));
-  assert.equal(e.code, code, e.message);
-  if (message) assert.match(e.message, message);
-  return true;
-};
 
 describe('parseDuration', () => {
   it('reads s, m, h, d and combinations, largest unit first', () => {
@@ -45,11 +39,7 @@ describe('parseDuration', () => {
 });
 
 describe('hold input', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   const refused = async (input: Record<string, unknown>, message: RegExp) => {
     await assert.rejects(call(t.deps, 'hold_power_plan', input), isCode('invalid_input', message));

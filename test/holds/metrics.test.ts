@@ -4,9 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import type { HoldResult } from '../../src/domain/holds.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
-import { call } from './call.ts';
-import { until } from './poll.ts';
+import { call } from '../support/call.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { until } from '../support/until.ts';
 
 const inState = `powerplan_in_desired_state{plan="${SCHEME.highPerformance}"}`;
 

@@ -9,9 +9,11 @@ import { AuditRecord } from '../../src/domain/audit.ts';
 import type { DesiredState } from '../../src/domain/desired.ts';
 import type { HoldList, HoldResult } from '../../src/domain/holds.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { runCli, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { depsPerBlock } from '../support/fixture.ts';
+import { runCli, type ServerProcess, startServer } from '../support/processes.ts';
+import { until } from '../support/until.ts';
 import { expireInJournal } from './journal.ts';
-import { until } from './poll.ts';
 
 const get = async <T>(s: ServerProcess, path: string): Promise<T> => {
   const res = await fetch(`${s.url}${path}`);
@@ -124,11 +126,7 @@ describe('holds across restarts of powerplan serve', () => {
 });
 
 describe('hold commands of the CLI', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   it('hold, holds, a refused set, release', async () => {
     const held = await runCli(

@@ -9,8 +9,8 @@ import { loadConfig } from '../../src/config.ts';
 import { buildDeps, type Deps } from '../../src/deps.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createWindowsBackend } from '../../src/platform/windows/windows-backend.ts';
-import { testDeps } from '../helpers.ts';
 import { emulate, POWERCFG_EMULATOR, REG_EMULATOR } from '../platform/windows/emulator.ts';
+import { testDeps } from '../support/deps.ts';
 
 export interface Rig {
   deps: Deps;

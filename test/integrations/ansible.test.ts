@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
-import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { type ServerProcess, startServer } from '../support/processes.ts';
 import { ansibleInstall as install, prepareAnsible, requireTool, run, runPlaybook } from './tools.ts';
 
 interface Recap {

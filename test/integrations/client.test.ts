@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
-import { repoRoot } from '../helpers.ts';
+import { repoRoot } from '../support/deps.ts';
 
 const clientSource = join(repoRoot, 'integrations', 'typescript', 'powerplan-client.ts');
 

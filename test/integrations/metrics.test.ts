@@ -5,11 +5,10 @@
  * needs a token like the API, while /docs and /openapi.json stay public.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createToken } from '../../src/lib/tokens.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { servedProcess } from '../support/server.ts';
 import { findPrometheusPython, type ParsedFamily, parsePrometheusText, requireTool } from './tools.ts';
 
 const install = 'apt-get install python3-prometheus-client';
@@ -136,27 +135,14 @@ describe('GET /metrics on the simulated backend', () => {
 });
 
 describe('GET /metrics behind tokens', () => {
-  let t: TestDeps;
-  let server: ServerProcess;
-  let readToken: string;
-
-  before(async () => {
-    t = await testDeps();
-    const tokenFile = join(t.dir, 'tokens.json');
-    readToken = (await createToken(tokenFile, 'prometheus', ['read'])).token;
-    server = await startServer({ ...t.env, POWERPLAN_TOKEN_FILE: tokenFile });
-  });
-  after(async () => {
-    await server?.stop();
-    await t.cleanup();
-  });
+  const served = servedProcess({ tokens: { prometheus: ['read'] } });
 
   it('answers 401 without a token and the metrics with a read token', async () => {
-    const anonymous = await fetch(`${server.url}/metrics`);
+    const anonymous = await fetch(`${served.server.url}/metrics`);
     assert.equal(anonymous.status, 401);
     assert.match(anonymous.headers.get('content-type') ?? '', /application\/problem\+json/);
-    const authorized = await fetch(`${server.url}/metrics`, {
-      headers: { authorization: `Bearer ${readToken}` },
+    const authorized = await fetch(`${served.server.url}/metrics`, {
+      headers: { authorization: `Bearer ${served.tokens.prometheus}` },
     });
     assert.equal(authorized.status, 200);
     const text = await authorized.text();
@@ -172,10 +158,10 @@ describe('GET /metrics behind tokens', () => {
       '/docs/assets/swagger-ui-dist/swagger-ui.css',
       '/openapi.json',
     ]) {
-      const res = await fetch(`${server.url}${path}`);
+      const res = await fetch(`${served.server.url}${path}`);
       assert.equal(res.status, 200, path);
       await res.arrayBuffer();
     }
-    assert.equal((await fetch(`${server.url}/v1/plans/active`)).status, 401);
+    assert.equal((await fetch(`${served.server.url}/v1/plans/active`)).status, 401);
   });
 });

@@ -17,7 +17,9 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
-import { makeTestCertificate, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { type ServerProcess, startServer } from '../support/processes.ts';
+import { makeTestCertificate } from '../support/tls.ts';
 import { requireTool, run } from './tools.ts';
 
 const install =

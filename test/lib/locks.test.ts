@@ -8,7 +8,8 @@ import { PowerPlanError } from '../../src/domain/errors.ts';
 import { FileLock } from '../../src/lib/file-lock.ts';
 import { Lock } from '../../src/lib/lock.ts';
 import { createToken, readTokenFile } from '../../src/lib/tokens.ts';
-import { runCli, testDeps } from '../helpers.ts';
+import { testDeps } from '../support/deps.ts';
+import { runCli } from '../support/processes.ts';
 
 const fileLock = (path: string) =>
   new FileLock(path, { code: 'conflict', heldMessage: (h) => `held by ${h.what} (${h.pid})` });

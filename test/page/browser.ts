@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { perBlock } from '../support/fixture.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const present = existsSync(CHROMIUM);
@@ -70,3 +71,13 @@ export const assertOnlyLoopback = (requests: string[]) => {
 };
 
 export const ready = (page: Page) => page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+
+/**
+ * A browser for the tests of one describe block: opened before them, closed after them. Its `page`
+ * and `requests` are there once the `before` hook has run.
+ */
+export const openedBrowser = (viewport?: { width: number; height: number }): Browser =>
+  perBlock(
+    () => openBrowser(viewport),
+    (b) => b.close(),
+  );

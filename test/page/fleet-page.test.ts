@@ -6,39 +6,27 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
 import { type FleetRig, fleetRig } from '../fleet/rig.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
-import { assertOnlyLoopback, type Browser, openBrowser, ready, skip } from './browser.ts';
+import { servedInProcess } from '../support/server.ts';
+import { assertOnlyLoopback, openedBrowser, ready, skip } from './browser.ts';
 
 describe('status page: fleet view', { skip }, () => {
   let rig: FleetRig;
-  let t: TestDeps;
-  let server: RunningServer;
-  let b: Browser;
-
   before(async () => {
     rig = await fleetRig(5);
-    t = await testDeps({
-      POWERPLAN_FLEET_FILE: rig.fleetFile,
-      POWERPLAN_FLEET_TIMEOUT_MS: '5000',
-      POWERPLAN_PORT: '0',
-      POWERPLAN_HOST: '127.0.0.1',
-    });
-    server = await startHttpServer(t.deps);
-    b = await openBrowser();
   });
   after(async () => {
-    await b?.close();
-    await server?.close();
-    await t?.cleanup();
     await rig?.cleanup();
   });
+  const served = servedInProcess({
+    env: () => ({ POWERPLAN_FLEET_FILE: rig.fleetFile, POWERPLAN_FLEET_TIMEOUT_MS: '5000' }),
+  });
+  const b = openedBrowser();
 
   const kinds = () => Promise.all(rig.agents.map(async (a) => (await a.deps.backend.getActive()).plan?.kind));
 
   it('shows every host with plan, kind, advice, burst penalty and drift, and the failures', async () => {
-    await b.page.goto(server.url);
+    await b.page.goto(served.server.url);
     await ready(b.page);
     await b.page.waitForSelector('#fleet-table');
     const rows = await b.page.$$eval('#fleet-table tbody tr', (trs) =>
@@ -103,22 +91,11 @@ describe('status page: fleet view', { skip }, () => {
 });
 
 describe('status page without a fleet', { skip }, () => {
-  let t: TestDeps;
-  let server: RunningServer;
-  let b: Browser;
-  before(async () => {
-    t = await testDeps({ POWERPLAN_PORT: '0', POWERPLAN_HOST: '127.0.0.1' });
-    server = await startHttpServer(t.deps);
-    b = await openBrowser();
-  });
-  after(async () => {
-    await b?.close();
-    await server?.close();
-    await t?.cleanup();
-  });
+  const served = servedInProcess();
+  const b = openedBrowser();
 
   it('shows no fleet section', async () => {
-    await b.page.goto(server.url);
+    await b.page.goto(served.server.url);
     await ready(b.page);
     assert.equal(await b.page.isHidden('#fleet-section'), true);
     assert.equal(await b.page.textContent('#errors'), '');

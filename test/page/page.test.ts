@@ -15,9 +15,11 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { runCli, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
-
-import { assertOnlyLoopback, type Browser, CHROMIUM, openBrowser, present, ready, skip } from './browser.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { depsPerBlock } from '../support/fixture.ts';
+import { runCli, type ServerProcess, startServer } from '../support/processes.ts';
+import { servedProcess } from '../support/server.ts';
+import { assertOnlyLoopback, CHROMIUM, openedBrowser, present, ready, skip } from './browser.ts';
 
 const run = promisify(execFile);
 const repoRoot = join(import.meta.dirname, '..', '..');
@@ -29,11 +31,7 @@ const activeKind = async (server: ServerProcess, headers: Record<string, string>
 };
 
 describe('status page files', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   it('serves the page and its assets from a fixed list, with a strict content security policy', async () => {
     const app = createApp(t.deps);
@@ -91,23 +89,12 @@ describe('status page', { skip }, () => {
   });
 
   describe('on a machine it may control', () => {
-    let t: TestDeps;
-    let server: ServerProcess;
-    let b: Browser;
-    before(async () => {
-      t = await testDeps();
-      server = await startServer(t.env);
-      b = await openBrowser();
-    });
-    after(async () => {
-      await b?.close();
-      await server?.stop();
-      await t?.cleanup();
-    });
+    const served = servedProcess();
+    const b = openedBrowser();
 
     it('loads every section from the API', async () => {
       const { page } = b;
-      await page.goto(`${server.url}/`);
+      await page.goto(`${served.server.url}/`);
       await ready(page);
       assert.match((await page.textContent('#active-plan-name')) ?? '', /Balanced/);
       assert.match((await page.textContent('#whoami')) ?? '', /Local caller/);
@@ -123,7 +110,7 @@ describe('status page', { skip }, () => {
       const dialog = page.locator('dialog#confirm[open]');
       await dialog.waitFor();
       assert.match((await dialog.textContent()) ?? '', /Balanced[\s\S]*High performance[\s\S]*dry run/);
-      assert.equal(await activeKind(server), 'balanced', 'the preview changed nothing');
+      assert.equal(await activeKind(served.server), 'balanced', 'the preview changed nothing');
 
       // Escape cancels; focus returns to the button that opened the dialog.
       await page.keyboard.press('Escape');
@@ -132,16 +119,16 @@ describe('status page', { skip }, () => {
         await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
         'Switch to High performance…',
       );
-      assert.equal(await activeKind(server), 'balanced', 'cancelling changed nothing');
+      assert.equal(await activeKind(served.server), 'balanced', 'cancelling changed nothing');
 
       await switchHp.click();
       await dialog.waitFor();
-      assert.equal(await activeKind(server), 'balanced');
+      assert.equal(await activeKind(served.server), 'balanced');
       await page.click('#confirm-ok');
       await page.waitForFunction(() =>
         document.querySelector('#active-plan-name')?.textContent?.includes('High performance'),
       );
-      assert.equal(await activeKind(server), 'high-performance');
+      assert.equal(await activeKind(served.server), 'high-performance');
       assert.equal(await page.getByRole('button', { name: 'Switch to Balanced…' }).count(), 1);
     });
 
@@ -158,7 +145,7 @@ describe('status page', { skip }, () => {
       const status = (await page.textContent('#bench-status')) ?? '';
       const id = /bm-\d{8}-\d{6}-[0-9a-f]{6}/.exec(status)?.[0];
       assert.ok(id, `the status names the result: ${status}`);
-      const result = (await (await fetch(`${server.url}/v1/benchmarks/${id}`)).json()) as {
+      const result = (await (await fetch(`${served.server.url}/v1/benchmarks/${id}`)).json()) as {
         phases: { burstsAfterIdle: unknown[] };
       };
       assert.equal(
@@ -196,39 +183,31 @@ describe('status page', { skip }, () => {
   });
 
   describe('restricted states', () => {
-    let t: TestDeps;
-    let server: ServerProcess;
-    let b: Browser;
-    before(async () => {
-      t = await testDeps();
+    const served = servedProcess({
       // A full state file first (the simulated backend writes one on a change), then the restrictions.
-      await t.deps.backend.setActive(SCHEME.highPerformance);
-      await t.deps.backend.setActive(SCHEME.balanced);
-      const file = join(t.dir, 'simulated-backend.json');
-      const s = JSON.parse(await readFile(file, 'utf8'));
-      await writeFile(
-        file,
-        JSON.stringify({
-          ...s,
-          policyManaged: true,
-          elevated: false,
-          virtualization: { detected: true, kind: 'kvm' },
-        }),
-      );
-      server = await startServer(t.env);
-      b = await openBrowser();
+      prepare: async (t) => {
+        await t.deps.backend.setActive(SCHEME.highPerformance);
+        await t.deps.backend.setActive(SCHEME.balanced);
+        const file = join(t.dir, 'simulated-backend.json');
+        const s = JSON.parse(await readFile(file, 'utf8'));
+        await writeFile(
+          file,
+          JSON.stringify({
+            ...s,
+            policyManaged: true,
+            elevated: false,
+            virtualization: { detected: true, kind: 'kvm' },
+          }),
+        );
+      },
     });
-    after(async () => {
-      await b?.close();
-      await server?.stop();
-      await t?.cleanup();
-    });
+    const b = openedBrowser();
 
     it('shows why the plan cannot be set, the policy warning and no switch buttons', async () => {
       const { page } = b;
-      await page.goto(`${server.url}/`);
+      await page.goto(`${served.server.url}/`);
       await ready(page);
-      const active = (await (await fetch(`${server.url}/v1/plans/active`)).json()) as {
+      const active = (await (await fetch(`${served.server.url}/v1/plans/active`)).json()) as {
         cannotSetReason: string;
       };
       assert.ok(active.cannotSetReason);
@@ -268,7 +247,7 @@ describe('status page', { skip }, () => {
   describe('with a token file', () => {
     let t: TestDeps;
     let server: ServerProcess;
-    let b: Browser;
+    const b = openedBrowser();
     let token: string;
     before(async () => {
       t = await testDeps();
@@ -277,10 +256,8 @@ describe('status page', { skip }, () => {
       assert.equal(created.code, 0, created.stderr);
       token = created.stdout.trim();
       server = await startServer(env);
-      b = await openBrowser();
     });
     after(async () => {
-      await b?.close();
       await server?.stop();
       await t?.cleanup();
     });

@@ -3,14 +3,16 @@ import { spawn } from 'node:child_process';
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { Store } from '../../src/lib/store.ts';
 import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { startHttpServer } from '../../src/surfaces/http/server.ts';
-import { repoRoot, startServer, type TestDeps, testDeps } from '../helpers.ts';
-import { bearer, type SecureHarness, secureHarness } from './harness.ts';
+import { repoRoot } from '../support/deps.ts';
+import { depsPerBlock, perBlock } from '../support/fixture.ts';
+import { startServer } from '../support/processes.ts';
+import { bearer, secureHarness } from './harness.ts';
 
 interface AuditLine {
   result: string;
@@ -19,11 +21,10 @@ interface AuditLine {
 }
 
 describe('concurrent plan changes', () => {
-  let h: SecureHarness;
-  before(async () => {
-    h = await secureHarness();
-  });
-  after(() => h.cleanup());
+  const h = perBlock(
+    () => secureHarness(),
+    (x) => x.cleanup(),
+  );
 
   it('50 parallel set_power_plan calls alternating two plans end consistent, one audit line per change', async () => {
     const plans = [SCHEME.highPerformance, SCHEME.balanced];
@@ -59,11 +60,7 @@ describe('concurrent plan changes', () => {
 });
 
 describe('restart and torn writes', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   it('the backend state and the audit log survive a restart of powerplan serve', async () => {
     const first = await startServer(t.env);
@@ -163,11 +160,7 @@ describe('restart and torn writes', () => {
 });
 
 describe('graceful shutdown', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`${signal}: stops accepting and exits 0, even with a half-sent request open`, async () => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
 import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 
 export interface Answer {
   status: number;

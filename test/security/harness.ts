@@ -14,7 +14,7 @@ import { createToken } from '../../src/lib/tokens.ts';
 import type { Operation } from '../../src/operations/define.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { loadHttpSecurity } from '../../src/surfaces/http/security.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 
 export interface SecureHarness {
   t: TestDeps;

@@ -11,6 +11,7 @@ import type { Scope } from '../../src/domain/scopes.ts';
 import type { Operation } from '../../src/operations/define.ts';
 import { operations } from '../../src/operations/index.ts';
 import { type Emulated, emulate } from '../platform/windows/emulator.ts';
+import { perBlock } from '../support/fixture.ts';
 import { bearer, type SecureHarness, secureHarness, strangerToken, stubHandlers } from './harness.ts';
 
 // Handlers that could legitimately change the machine beyond set_power_plan (holds, benchmarks,
@@ -217,11 +218,10 @@ const changedLines = async (h: SecureHarness) =>
   ).length;
 
 describe('hostile input on the simulated backend', () => {
-  let h: SecureHarness;
-  before(async () => {
-    h = await secureHarness();
-  });
-  after(() => h.cleanup());
+  const h = perBlock(
+    () => secureHarness(),
+    (x) => x.cleanup(),
+  );
 
   it('thousands of random and mutated requests: no 5xx, plan changes only by valid requests, each audited', async () => {
     const changes = await fuzz(h, 2000, mix);

@@ -13,20 +13,11 @@ import { createLogger } from '../../src/lib/log.ts';
 import { createToken, revokeToken, TokenVerifier } from '../../src/lib/tokens.ts';
 import { createApp, MAX_BODY_BYTES } from '../../src/surfaces/http/app.ts';
 import { REFUSAL_LOG_LINES_PER_MINUTE } from '../../src/surfaces/http/refusals.ts';
-import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { testDeps } from '../support/deps.ts';
+import { servedInProcess } from '../support/server.ts';
 
 describe('a keep-alive client and an oversized body', () => {
-  let t: TestDeps;
-  let server: RunningServer;
-  before(async () => {
-    t = await testDeps();
-    server = await startHttpServer({ ...t.deps, config: { ...t.deps.config, port: 0 } });
-  });
-  after(async () => {
-    await server.close();
-    await t.cleanup();
-  });
+  const served = servedInProcess();
 
   for (const size of [MAX_BODY_BYTES + 1024, 4 * 1024 * 1024]) {
     it(`answers the 413 (body of ${size} bytes) and the next two requests on the same agent`, async () => {
@@ -35,7 +26,7 @@ describe('a keep-alive client and an oversized body', () => {
       const call = (method: string, path: string, body?: string) =>
         new Promise<{ status: number; connection: string | undefined; text: string }>((resolve, reject) => {
           const req = httpRequest(
-            `${server.url}${path}`,
+            `${served.server.url}${path}`,
             {
               method,
               agent,

@@ -9,8 +9,10 @@ import { createLogger } from '../../src/lib/log.ts';
 import { createToken, parseScopes, revokeToken } from '../../src/lib/tokens.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { loadHttpSecurity } from '../../src/surfaces/http/security.ts';
-import { makeTestCertificate, runCli, startServer, type TestDeps, testDeps } from '../helpers.ts';
-import { bearer, type SecureHarness, secureHarness, strangerToken } from './harness.ts';
+import { depsPerBlock, perBlock } from '../support/fixture.ts';
+import { runCli, startServer } from '../support/processes.ts';
+import { makeTestCertificate } from '../support/tls.ts';
+import { bearer, secureHarness, strangerToken } from './harness.ts';
 
 const silent = createLogger('silent');
 const TOKEN = /^pp_[A-Za-z0-9_-]{43}$/;
@@ -92,11 +94,10 @@ describe('token commands', () => {
 });
 
 describe('authentication with a token file', () => {
-  let h: SecureHarness;
-  before(async () => {
-    h = await secureHarness();
-  });
-  after(() => h.cleanup());
+  const h = perBlock(
+    () => secureHarness(),
+    (x) => x.cleanup(),
+  );
 
   it('tokens created or revoked while running take effect on the next request', async () => {
     const { token } = await createToken(h.tokenFile, 'late', ['read']);
@@ -175,11 +176,7 @@ describe('authentication with a token file', () => {
 });
 
 describe('safe defaults', () => {
-  let t: TestDeps;
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   const appFor = async (env: Record<string, string>) => {
     const config = loadConfig({ ...t.env, ...env });

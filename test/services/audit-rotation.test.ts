@@ -9,8 +9,8 @@ import { appendFile } from 'node:fs/promises';
 import { afterEach, describe, it } from 'node:test';
 import type { AuditRecord } from '../../src/domain/audit.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
-import { call } from '../holds/call.ts';
+import { call } from '../support/call.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 
 let t: TestDeps | undefined;
 afterEach(async () => {

@@ -9,9 +9,9 @@ import { afterEach, describe, it } from 'node:test';
 import { type AuditOperation, AuditRecord } from '../../src/domain/audit.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { GatedBench } from '../compare/gated-bench.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
-import { call } from '../holds/call.ts';
 import { expireInJournal } from '../holds/journal.ts';
+import { call } from '../support/call.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 
 const SHAPE = ['after', 'before', 'caller', 'input', 'operation', 'result', 'time'];
 

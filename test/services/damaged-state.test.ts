@@ -14,8 +14,8 @@ import { buildDeps, type Deps } from '../../src/deps.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { createToken, readTokenFile } from '../../src/lib/tokens.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
-import { call } from '../holds/call.ts';
+import { call } from '../support/call.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 
 interface Case {
   file: string;

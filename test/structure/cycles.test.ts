@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import madge from 'madge';
-import { repoRoot } from '../helpers.ts';
+import { repoRoot } from '../support/deps.ts';
 
 describe('module structure', () => {
   it('has no import cycle in src/ (madge, type-only and dynamic imports counted)', async () => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ActivePlan, PlanList, SetPlanResult, SystemInfo } from '../../src/domain/schemas.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { runCli, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { runCli, startServer } from '../support/processes.ts';
 
 let t: TestDeps;
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { repoRoot } from '../helpers.ts';
+import { repoRoot } from '../support/deps.ts';
 
 /** Runs scripts/mcp-conformance.mjs (the npm script test:mcp-conformance) and collects its output. */
 const runConformance = (): Promise<{ code: number | null; out: string }> =>

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { repoRoot } from '../helpers.ts';
+import { repoRoot } from '../support/deps.ts';
 
 /** Value imports (`import type` is erased) and re-exports at the top level of a module. */
 const staticSpecifiers = (source: string): string[] =>

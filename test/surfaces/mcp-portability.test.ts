@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { operations } from '../../src/operations/index.ts';
-import { binPath } from '../helpers.ts';
+import { binPath } from '../support/processes.ts';
 
 const inspectorCli = join(
   dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json')),

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { createToken } from '../../src/lib/tokens.ts';
 import { operationByName, operations } from '../../src/operations/index.ts';
-import { binPath, type ServerProcess, startServer, type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { binPath } from '../support/processes.ts';
+import { servedProcess } from '../support/server.ts';
 import { callableWithoutSetup, callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
 
 const newClient = () => new Client({ name: 'powerplan-test', version: '0.0.0' });
@@ -112,25 +112,15 @@ describe('MCP over stdio (powerplan mcp)', () => {
 });
 
 describe('MCP over Streamable HTTP (powerplan serve, /mcp)', () => {
-  let t: TestDeps;
-  let server: ServerProcess;
+  const served = servedProcess();
 
   const connect = async (headers: Record<string, string> = {}) => {
     const client = newClient();
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }),
+      new StreamableHTTPClientTransport(new URL(`${served.server.url}/mcp`), { requestInit: { headers } }),
     );
     return client;
   };
-
-  before(async () => {
-    t = await testDeps();
-    server = await startServer(t.env);
-  });
-  after(async () => {
-    await server.stop();
-    await t.cleanup();
-  });
 
   it('lists every operation, answers read-only calls, refuses bad arguments', async () => {
     const client = await connect();
@@ -157,50 +147,39 @@ describe('MCP over Streamable HTTP (powerplan serve, /mcp)', () => {
   });
 
   it('refuses a rebinding Host or a foreign Origin with 403, accepts loopback ones', async () => {
-    const port = new URL(server.url).port;
-    assert.equal(await rawPost(server.url, { host: 'evil.example' }), 403);
+    const port = new URL(served.server.url).port;
+    assert.equal(await rawPost(served.server.url, { host: 'evil.example' }), 403);
     assert.equal(
-      await rawPost(server.url, { host: `evil.example:${port}`, origin: `http://evil.example:${port}` }),
+      await rawPost(served.server.url, {
+        host: `evil.example:${port}`,
+        origin: `http://evil.example:${port}`,
+      }),
       403,
     );
     assert.equal(
-      await rawPost(server.url, { host: `127.0.0.1:${port}`, origin: 'http://evil.example' }),
+      await rawPost(served.server.url, { host: `127.0.0.1:${port}`, origin: 'http://evil.example' }),
       403,
     );
-    assert.equal(await rawPost(server.url, { host: `127.0.0.1:${port}`, origin: 'null' }), 403);
-    assert.equal(await rawPost(server.url, { host: `localhost:${port}` }), 200);
+    assert.equal(await rawPost(served.server.url, { host: `127.0.0.1:${port}`, origin: 'null' }), 403);
+    assert.equal(await rawPost(served.server.url, { host: `localhost:${port}` }), 200);
     assert.equal(
-      await rawPost(server.url, { host: `localhost:${port}`, origin: `http://localhost:${port}` }),
+      await rawPost(served.server.url, { host: `localhost:${port}`, origin: `http://localhost:${port}` }),
       200,
     );
     assert.equal(
-      await rawPost(server.url, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` }),
+      await rawPost(served.server.url, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` }),
       200,
     );
   });
 });
 
 describe('MCP over HTTP with tokens', () => {
-  let t: TestDeps;
-  let server: ServerProcess;
-  const tokens: Record<string, string> = {};
-
-  before(async () => {
-    t = await testDeps();
-    const tokenFile = join(t.dir, 'tokens.json');
-    tokens.read = (await createToken(tokenFile, 'reader', ['read'])).token;
-    tokens.control = (await createToken(tokenFile, 'operator', ['control'])).token;
-    server = await startServer({ ...t.env, POWERPLAN_TOKEN_FILE: tokenFile });
-  });
-  after(async () => {
-    await server.stop();
-    await t.cleanup();
-  });
+  const served = servedProcess({ tokens: { reader: ['read'], operator: ['control'] } });
 
   const connect = async (token?: string) => {
     const client = newClient();
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      new StreamableHTTPClientTransport(new URL(`${served.server.url}/mcp`), {
         requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} },
       }),
     );
@@ -208,7 +187,7 @@ describe('MCP over HTTP with tokens', () => {
   };
 
   it('a read-only token reads but is refused set_power_plan', async () => {
-    const client = await connect(tokens.read);
+    const client = await connect(served.tokens.reader);
     const tools = await checkToolList(client, operations);
     await callOk(client, tools, operationByName('get_active_power_plan')!, {});
     assert.match(
@@ -219,7 +198,7 @@ describe('MCP over HTTP with tokens', () => {
   });
 
   it('a control token may change the plan', async () => {
-    const client = await connect(tokens.control);
+    const client = await connect(served.tokens.operator);
     const tools = await checkToolList(client, operations);
     const done = await callOk(client, tools, setPlan, { plan: 'high-performance' });
     assert.equal(done.changed, true);
@@ -228,8 +207,8 @@ describe('MCP over HTTP with tokens', () => {
 
   it('a token caller may use another name for the host (remote access through a DNS name)', async () => {
     const status = await rawPost(
-      server.url,
-      { host: 'powerplan.example.com', authorization: `Bearer ${tokens.read}` },
+      served.server.url,
+      { host: 'powerplan.example.com', authorization: `Bearer ${served.tokens.reader}` },
       { jsonrpc: '2.0', id: 1, method: 'ping' },
     );
     assert.notEqual(status, 403);

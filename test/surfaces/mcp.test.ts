@@ -16,7 +16,7 @@ import { defineOperation, type Operation } from '../../src/operations/define.ts'
 import { operationByName, operations } from '../../src/operations/index.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 import { callableWithoutSetup, callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
 
 const connect = async (t: TestDeps, caller: Caller = localCaller, ops?: readonly Operation[]) => {

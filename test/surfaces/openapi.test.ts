@@ -6,7 +6,7 @@ import { validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { operations } from '../../src/operations/index.ts';
 import { buildOpenApiDocument } from '../../src/surfaces/http/openapi.ts';
-import { repoRoot } from '../helpers.ts';
+import { repoRoot } from '../support/deps.ts';
 
 const committedPath = join(repoRoot, 'openapi', 'openapi.json');
 

@@ -6,7 +6,7 @@ import { ActivePlan, PlanList, SetPlanResult, SystemInfo } from '../../src/domai
 import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../helpers.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
 
 let t: TestDeps;
 let app: ReturnType<typeof createApp>;

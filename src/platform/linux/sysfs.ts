@@ -198,7 +198,7 @@ export const driverMode = (s: SysfsState): string | null => {
 };
 
 /**
- * The trap of PLATFORMS.md: with intel_pstate active (or amd-pstate-epp) the `powersave` governor is
+ * The governor trap (docs/LINUX.md): with intel_pstate active (or amd-pstate-epp) the `powersave` governor is
  * the driver's own algorithm steered by EPP (behaves like "balanced"); everywhere else, including
  * intel_cpufreq (intel_pstate passive), `powersave` pins the minimum clock.
  */

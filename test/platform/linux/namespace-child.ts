@@ -16,6 +16,7 @@ import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_pro
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { until } from '../../support/until.ts';
 import { TUNED_PROFILES } from './real-daemons.ts';
 
 const daemon = process.argv[2];
@@ -33,15 +34,6 @@ const run = (file: string, args: string[], env: NodeJS.ProcessEnv = process.env)
       res({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
     );
   });
-
-/** Polls until `check` resolves true; the daemons give no other sign of being ready. */
-const until = async (what: string, check: () => Promise<boolean> | boolean, ms = 20_000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what} did not come up within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 const start = (file: string, args: string[], env: NodeJS.ProcessEnv, log: string): ChildProcess => {
   const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -98,6 +90,7 @@ const setUp = async (): Promise<string> => {
           env,
         )
       ).code === 0,
+    20_000,
   );
   if (daemon === 'tuned') {
     start(
@@ -106,12 +99,13 @@ const setUp = async (): Promise<string> => {
       env,
       'tuned',
     );
-    await until('tuned', async () => (await run('tuned-adm', ['active'], env)).code === 0);
+    await until('tuned', async () => (await run('tuned-adm', ['active'], env)).code === 0, 20_000);
   } else {
     start('/usr/libexec/power-profiles-daemon', [], { ...env, POWER_PROFILE_DAEMON_FAKE_DRIVER: '1' }, 'ppd');
     await until(
       'power-profiles-daemon',
       async () => (await run('powerprofilesctl', ['list'], env)).code === 0,
+      20_000,
     );
   }
 

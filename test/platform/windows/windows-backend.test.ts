@@ -17,18 +17,10 @@ import { resolvePlan } from '../../../src/platform/resolve.ts';
 import { CREATED_SCHEME, SCHEME, SETTING } from '../../../src/platform/windows/well-known.ts';
 import { createWindowsBackend } from '../../../src/platform/windows/windows-backend.ts';
 import { S } from '../../emulators/win-emu-state.mjs';
-import { testDeps } from '../../helpers.ts';
+import { testDeps } from '../../support/deps.ts';
+import { isCode } from '../../support/errors.ts';
 import { backendContract } from '../backend-contract.ts';
 import { emulate, POWERCFG_EMULATOR } from './emulator.ts';
-
-const isCode =
-  (code: string, ...fragments: string[]) =>
-  (e: unknown) => {
-    assert.ok(e instanceof PowerPlanError, `a PowerPlanError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    for (const f of fragments) assert.ok(e.message.includes(f), `'${f}' in: ${e.message}`);
-    return true;
-  };
 
 backendContract('windows (powercfg emulator, en-US, code page 437)', () => emulate(), { settable: true });
 backendContract(

@@ -4,7 +4,7 @@
  * same conditions as a well-known peer. The sustained single-thread score should fall in
  * proportion to the quota, as sysbench's does. Needs root (to write the cgroup files).
  *
- *   npm run bench:sensitivity -- [--profile quick|standard] [--quota 50] [--repeat 1] [--nice -20]
+ *   npm run perf:sensitivity -- [--profile quick|standard] [--quota 50] [--repeat 1] [--nice -20]
  *
  * On a machine shared with other work, the competing processes take the CPU share the quota is
  * meant to take away. The script waits a while for a quiet machine, and runs at a raised priority

@@ -2,7 +2,7 @@
  * A cgroup for a benchmark script (all its threads, and the children it starts while inside) whose
  * CPU quota can be switched on and off (cgroup v1 cpu.cfs_quota_us, or v2 cpu.max), with a high
  * weight so that the quota, not the neighbours' load, decides what the script gets. Needs root.
- * Shared by bench/sensitivity.ts and bench/quality.ts.
+ * Shared by perf/sensitivity.ts and perf/quality.ts.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';

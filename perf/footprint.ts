@@ -4,7 +4,7 @@
  * the bundle (dist/, what `npm install` builds) and from the TypeScript sources (tsx); and the
  * server's resident memory idle and after 10,000, 20,000 and 30,000 requests.
  *
- *   npm run bench:footprint -- [--runs 5] [--requests 10000]
+ *   npm run perf:footprint -- [--runs 5] [--requests 10000]
  *
  * Goals: first /healthz under 400 ms; CLI reads under 250 ms; resident memory under 80 MB with no
  * growth between 10,000 and 30,000 requests.
@@ -124,7 +124,7 @@ const timings: Timing[] = [
 // Interleaved, so that drift in the machine's load hits every variant alike.
 for (let i = 0; i < runs; i++) {
   const serve = timings[0]!;
-  serve.ref.push(await firstHealthz([join(repoRoot, 'bench', 'lib', 'bare-server.mjs')], {}));
+  serve.ref.push(await firstHealthz([join(repoRoot, 'perf', 'lib', 'bare-server.mjs')], {}));
   serve.bundle.push(await firstHealthz([bin, 'serve'], env(false)));
   serve.source.push(await firstHealthz([bin, 'serve'], env(true)));
   for (const t of timings.slice(1)) {
@@ -179,7 +179,7 @@ const memoryOf = async (args: string[], e: Record<string, string>, path: string)
 const service = await memoryOf([bin, 'serve'], env(false), '/v1/plans/active');
 // V8 grows its young generation under a flood of requests; a smaller one keeps RSS down.
 const smallYoung = await memoryOf(['--max-semi-space-size=1', bin, 'serve'], env(false), '/v1/plans/active');
-const bare = await memoryOf([join(repoRoot, 'bench', 'lib', 'bare-server.mjs')], {}, '/healthz');
+const bare = await memoryOf([join(repoRoot, 'perf', 'lib', 'bare-server.mjs')], {}, '/healthz');
 await rm(stateDir, { recursive: true, force: true });
 
 const n = (k: number) => (k * requests).toLocaleString('en-US');

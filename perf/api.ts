@@ -1,17 +1,17 @@
 /**
  * API overhead: `GET /v1/plans/active` against a bare Hono route answering the same body in the same
- * server process (bench/server.ts), on the simulated backend and on the Windows backend over the
+ * server process (perf/server.ts), on the simulated backend and on the Windows backend over the
  * powercfg emulator. autocannon runs as its own process, 50 connections. The two routes alternate
  * (bare, api, bare, api, ...) so that drift in the machine's load hits both alike; the figures are
  * ratios within a round. The server's CPU time per request (from /proc) is reported too: on a
  * machine shared with other work, throughput depends on the share the scheduler gives, CPU time
  * per request much less.
  *
- *   npm run bench:api -- [--seconds 5] [--rounds 2] [--connections 50] [--backends simulated,windows]
+ *   npm run perf:api -- [--seconds 5] [--rounds 2] [--connections 50] [--backends simulated,windows]
  *
  * Goals, as ratios to the bare route in the same run: `/healthz` (every middleware, a trivial
  * handler) >= 0.80 of its throughput, `GET /v1/plans/active` >= 0.50; the API p99 stays under 10 ms.
- * A further section (bench/lib/mcp-load.ts) measures an MCP tool call over HTTP against the same
+ * A further section (perf/lib/mcp-load.ts) measures an MCP tool call over HTTP against the same
  * REST read: goal >= 30% of its throughput.
  */
 import { join } from 'node:path';
@@ -52,7 +52,7 @@ for (const backend of values.backends.split(',')) {
   const server = await startProcess([
     '--import',
     'tsx',
-    join(repoRoot, 'bench', 'server.ts'),
+    join(repoRoot, 'perf', 'server.ts'),
     '--backend',
     backend,
   ]);
@@ -120,7 +120,7 @@ for (const r of rows) {
 // MCP over HTTP against REST: the same operation on the same server, simulated backend.
 {
   const mcpConnections = 20;
-  const server = await startProcess(['--import', 'tsx', join(repoRoot, 'bench', 'server.ts')]);
+  const server = await startProcess(['--import', 'tsx', join(repoRoot, 'perf', 'server.ts')]);
   try {
     const m = await measureMcpVsRest(server.url, server.child.pid!, {
       connections: mcpConnections,

@@ -1,7 +1,7 @@
-/** Polling with a bounded deadline for the hold and desired-state tests: no sleep-and-hope. */
+/** Polls `probe` until it yields a value (not undefined or false), within a bounded deadline: no sleep-and-hope. */
 export const until = async <T>(
   what: string,
-  probe: () => Promise<T | undefined | false>,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 15_000,
   everyMs = 50,
 ): Promise<T> => {

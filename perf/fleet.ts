@@ -5,7 +5,7 @@
  * connections: the cold case). The reference, measured in the same run, is the status of one
  * agent; per-host overhead is what each further host adds.
  *
- *   npm run bench:fleet -- [--hosts 50] [--rounds 5] [--concurrency 16]
+ *   npm run perf:fleet -- [--hosts 50] [--rounds 5] [--concurrency 16]
  *
  * Goal: the status of 50 agents in under 1.5 s.
  */

@@ -1,47 +1,9 @@
-/**
- * Test helpers: fresh dependencies over a temporary state directory, the CLI as a child process,
- * and a real `powerplan serve` on a free loopback port.
- */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { loadConfig } from '../src/config.ts';
-import { buildDeps, type Deps } from '../src/deps.ts';
+/** The CLI as a child process, and a real `powerplan serve` on a free loopback port. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from './deps.ts';
 
-export const repoRoot = resolve(import.meta.dirname, '..');
 export const binPath = join(repoRoot, 'bin', 'powerplan.js');
-
-export interface TestDeps {
-  deps: Deps;
-  dir: string;
-  env: Record<string, string>;
-  cleanup: () => Promise<void>;
-}
-
-/** Deps on the simulated backend over a new state directory; `env` reproduces them for a child process. */
-export const testDeps = async (
-  extraEnv: Record<string, string> = {},
-  overrides: Partial<Deps> = {},
-): Promise<TestDeps> => {
-  const dir = await mkdtemp(join(tmpdir(), 'powerplan-test-'));
-  const env = {
-    POWERPLAN_STATE_DIR: dir,
-    POWERPLAN_BACKEND: 'simulated',
-    POWERPLAN_LOG_LEVEL: 'silent',
-    ...extraEnv,
-  };
-  const deps = buildDeps(loadConfig(env), overrides);
-  return {
-    deps,
-    dir,
-    env,
-    cleanup: async () => {
-      deps.shutdown.abort();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-};
 
 export interface CliResult {
   code: number | null;
@@ -113,34 +75,3 @@ export const startServer = (env: Record<string, string>, extraArgs: string[] = [
       reject(new Error(`server exited with ${code}: ${out}${err}`));
     });
   });
-
-/**
- * A self-signed certificate for localhost and 127.0.0.1 (one day), made with openssl in `dir`;
- * throws when openssl is missing.
- */
-export const makeTestCertificate = (dir: string): { cert: string; key: string } => {
-  const key = join(dir, 'key.pem');
-  const cert = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key };
-};

@@ -4,7 +4,7 @@
  * next read is correct. Requests go through the real REST app (in process, app.fetch); the runs are
  * counted from the emulator's argv log. The reference is the naive cost: one run per read.
  *
- *   npm run bench:powercfg -- [--delay 50] [--concurrency 100]
+ *   npm run perf:powercfg -- [--delay 50] [--concurrency 100]
  *
  * Goals: 100 concurrent reads cost at most 2 runs of each distinct powercfg command line; after a
  * set, the next read answers the new plan.

@@ -1,11 +1,11 @@
 /**
- * The server the API benchmark measures (bench/api.ts starts it as its own process): the real app,
+ * The server the API benchmark measures (perf/api.ts starts it as its own process): the real app,
  * built as `powerplan serve` builds it (createApp over buildDeps, with the HTTP security
  * middleware), and beside it in the same process a bare Hono app with one route, `/bare`, that
  * answers the same JSON body without any of the service's work. The difference between the two is
  * the service's overhead; the machine's speed and load cancel out.
  *
- *   tsx bench/server.ts [--backend simulated|windows] [--delay <emulator ms per call>]
+ *   tsx perf/server.ts [--backend simulated|windows] [--delay <emulator ms per call>]
  *
  * Prints `bench server listening on <url> (...)` once ready; stops on SIGTERM.
  */

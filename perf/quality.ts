@@ -5,7 +5,7 @@
  * `sysbench cpu`, the well-known peer, is measured under the same conditions side by side.
  * Needs root (cgroup files); installs Debian's sysbench when missing.
  *
- *   npm run bench:quality -- [--runs 10] [--sysbench-seconds 5] [--nice -20] [--no-sensitivity]
+ *   npm run perf:quality -- [--runs 10] [--sysbench-seconds 5] [--nice -20] [--no-sensitivity]
  *
  * Every measurement runs inside one cgroup with a high CPU weight and at nice -20 (children inherit
  * both), so that on a machine shared with other work the conditions, not the neighbours, decide.
