@@ -18,7 +18,7 @@ const tryItOut = async (page: Page, tag: string, operationId: string, body?: str
   await block.locator('button.execute').click();
   const status = block.locator('.live-responses-table .response .response-col_status').first();
   await status.waitFor({ timeout: 20_000 });
-  return (await status.innerText()).trim();
+  return ((await status.textContent()) ?? '').trim();
 };
 
 describe('/docs: Try it out on a random port', { skip }, () => {
@@ -28,7 +28,9 @@ describe('/docs: Try it out on a random port', { skip }, () => {
   it('the document names a relative server, and Swagger UI calls the serving address: GET and dry-run PUT answer 200', async () => {
     const url = new URL(s.server.url);
     assert.notEqual(url.port, '8750');
-    const doc = (await (await fetch(`${s.server.url}/openapi.json`)).json()) as { servers: { url: string }[] };
+    const doc = (await (await fetch(`${s.server.url}/openapi.json`)).json()) as {
+      servers: { url: string }[];
+    };
     assert.deepEqual(
       doc.servers.map((x) => x.url),
       ['/'],
@@ -44,14 +46,19 @@ describe('/docs: Try it out on a random port', { skip }, () => {
 
     assert.equal(await tryItOut(b.page, 'plans', 'get_active_power_plan'), '200');
     assert.equal(
-      await tryItOut(b.page, 'plans', 'set_power_plan', JSON.stringify({ plan: 'power-saver', dryRun: true })),
+      await tryItOut(
+        b.page,
+        'plans',
+        'set_power_plan',
+        JSON.stringify({ plan: 'power-saver', dryRun: true }),
+      ),
       '200',
     );
     const shown = await b.page
       .locator('#operations-plans-set_power_plan .live-responses-table .response .response-col_description')
       .first()
-      .innerText();
-    assert.match(shown, /"dryRun": true/);
+      .textContent();
+    assert.match(shown ?? '', /"dryRun": true/);
 
     assert.deepEqual(
       calls.map((c) => [c.method, c.url, c.status]),
@@ -61,7 +68,9 @@ describe('/docs: Try it out on a random port', { skip }, () => {
       ],
     );
     // The dry run changed nothing.
-    const active = (await (await fetch(`${s.server.url}/v1/plans/active`)).json()) as { plan: { kind: string } };
+    const active = (await (await fetch(`${s.server.url}/v1/plans/active`)).json()) as {
+      plan: { kind: string };
+    };
     assert.notEqual(active.plan.kind, 'power-saver');
     assertOnlyLoopback(b.requests);
   });
