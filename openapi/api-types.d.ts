@@ -684,7 +684,7 @@ export interface components {
         };
         /** @description The caller as the service sees it. */
         Caller: {
-            /** @description Token name, or `local` for a loopback caller of a service without a token file. */
+            /** @description Token name; `local-admin` for the local administrator credential; `local` for a caller without a token (read only over HTTP). */
             name: string;
             /** @description The scopes the caller holds, as granted. */
             scopes: ("read" | "benchmark" | "control")[];

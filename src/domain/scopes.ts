@@ -24,6 +24,7 @@ export interface Caller {
  */
 export const requireScope = (caller: Caller, needed: Scope, what: string, advice = ''): void => {
   if (grants(caller.scopes, needed)) return;
+  if (caller.name === tokenlessCaller.name) advice = [advice, TOKENLESS_ADVICE].filter(Boolean).join(' ');
   throw new PowerPlanError(
     'forbidden',
     `${what} needs the '${needed}' scope; the caller '${caller.name}' does not have it.${advice ? ` ${advice}` : ''}`,
@@ -31,14 +32,37 @@ export const requireScope = (caller: Caller, needed: Scope, what: string, advice
   );
 };
 
+/**
+ * The caller of an operation run inside this process: the CLI, MCP over stdio, an in-process
+ * request (tests, embedding). It acts with the rights of the OS user running the process (a state
+ * directory or plan it cannot change, it cannot change), so the OS vouches for it.
+ */
 export const localCaller: Caller = { name: 'local', scopes: ['control'] };
+
+/**
+ * A caller over a socket without a token (the default mode's loopback caller): any local program
+ * of any user can be that, so it may only read. Control needs a token or the local administrator
+ * credential (lib/admin-token.ts).
+ */
+export const tokenlessCaller: Caller = { name: 'local', scopes: ['read'] };
+
+/** The caller that presented the local administrator credential (`<state dir>/admin.token`). */
+export const adminCaller: Caller = { name: 'local-admin', scopes: ['control'] };
+
+/** What a tokenless caller refused a scope is told to do instead. */
+export const TOKENLESS_ADVICE =
+  'Callers without a token may only read. On this host, send the local administrator credential ' +
+  "(the file admin.token in the service's state directory, readable by root / Administrators only) as " +
+  'Authorization: Bearer <token>, or run the powerplan CLI as root / from an elevated prompt; from elsewhere, use a token with that scope.';
 
 /** The caller as get_caller answers it (named `Caller` in the OpenAPI document). */
 export const CallerView = z
   .object({
     name: z
       .string()
-      .describe('Token name, or `local` for a loopback caller of a service without a token file.'),
+      .describe(
+        'Token name; `local-admin` for the local administrator credential; `local` for a caller without a token (read only over HTTP).',
+      ),
     scopes: z.array(Scope).describe('The scopes the caller holds, as granted.'),
     allows: z
       .array(Scope)

@@ -4,9 +4,11 @@
  * one, and follows a rotation (the file counted so far is finished from where it stopped, now as
  * `audit.jsonl.1`), so a long or rotated log costs nothing per scrape.
  */
-import { open, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { type AuditLog, AuditRecord } from '../domain/audit.ts';
 import type { JsonlLog } from './jsonl-log.ts';
+import { openStateFile } from './safe-fs.ts';
 
 /**
  * The newest records (at most `limit`, at or after `since`), oldest first. Reads from the newest
@@ -86,7 +88,8 @@ export class AuditChangeCounter {
 
   /** Counts the complete lines between #offset and `size`, advancing #offset past them. */
   async #countFrom(path: string, size: number): Promise<void> {
-    const handle = await open(path, 'r');
+    const handle = await openStateFile(path, constants.O_RDONLY, { what: 'The audit log' });
+    if (!handle) return;
     try {
       const buf = Buffer.alloc(Math.min(CHUNK_BYTES, size - this.#offset));
       while (this.#offset < size) {

@@ -121,7 +121,7 @@ export class FileLock {
         if (now !== seen.raw) continue; // someone else took over, or it was released: look again
         // Replace the stale content atomically with a fresh copy of mine.
         const copy = `${source}.${randomUUID()}`;
-        await writeFile(copy, mine, { mode: 0o600 });
+        await writeFile(copy, mine, { mode: 0o600, flag: 'wx' });
         await rename(copy, path);
         return { won: true };
       } finally {
@@ -161,7 +161,7 @@ export class FileLock {
     };
     const mine = JSON.stringify(content);
     const source = `${this.path}.${content.token}.tmp`;
-    await writeFile(source, mine, { mode: 0o600 });
+    await writeFile(source, mine, { mode: 0o600, flag: 'wx' });
     let outcome: Outcome;
     try {
       outcome = await this.take(this.path, source, mine, 0);

@@ -4,7 +4,9 @@
  * Reading goes from the newest record backwards in chunks, so a caller that wants the last
  * hundred records reads a few kilobytes, not every file whole.
  */
-import { appendFile, open, rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, rename, rm } from 'node:fs/promises';
+import { openStateFile } from './safe-fs.ts';
 
 export interface RotationOptions {
   /** A file is rotated before an append would take it past this size. */
@@ -19,12 +21,8 @@ const CHUNK = 64 * 1024;
 
 /** True when the file exists, is not empty and its last byte is not a newline. */
 const endsTorn = async (path: string): Promise<boolean> => {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, 'r');
-  } catch {
-    return false;
-  }
+  const handle = await openStateFile(path, constants.O_RDONLY, { what: 'The audit log' });
+  if (!handle) return false;
   try {
     const { size } = await handle.stat();
     if (size === 0) return false;
@@ -37,20 +35,15 @@ const endsTorn = async (path: string): Promise<boolean> => {
 };
 
 const sizeOf = (path: string) =>
-  stat(path).then(
+  lstat(path).then(
     (s) => s.size,
     () => 0,
   );
 
 /** Lines of one file from the last to the first, as raw text (empty lines skipped). */
 async function* linesBackwards(path: string): AsyncGenerator<string> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw e;
-  }
+  const handle = await openStateFile(path, constants.O_RDONLY, { what: 'The audit log' });
+  if (!handle) return;
   try {
     let pos = (await handle.stat()).size;
     let carry = Buffer.alloc(0);
@@ -109,7 +102,20 @@ export class JsonlLog {
     if (size > 0 && size + Buffer.byteLength(line) > this.rotation.maxBytes && this.rotation.files > 1) {
       await this.rotate();
     }
-    await appendFile(this.path, `${(await endsTorn(this.path)) ? '\n' : ''}${line}`, { mode: 0o600 });
+    const torn = await endsTorn(this.path);
+    // Never through a planted link, only into a file of this user or root that others cannot write.
+    const handle = await openStateFile(
+      this.path,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT,
+      {
+        what: 'The audit log',
+      },
+    );
+    try {
+      await handle!.write(`${torn ? '\n' : ''}${line}`);
+    } finally {
+      await handle!.close();
+    }
   }
 
   /** Records from the newest backwards across the rotated files; lines that are not JSON are skipped. */

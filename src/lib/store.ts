@@ -5,13 +5,14 @@
  * and reported; it is never overwritten.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { lstatSync, mkdirSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { DEFAULT_ROTATION, JsonlLog, type RotationOptions } from './jsonl-log.ts';
 import { type DamagedFile, damagedFiles, keepAside } from './keep-aside.ts';
 import type { Logger } from './log.ts';
+import { NEW_FILE, openStateFile, readStateFile } from './safe-fs.ts';
 
 /** Every file the service keeps; a caller can only pick one of these. */
 export type StateFile =
@@ -78,18 +79,16 @@ export class Store {
    */
   async read<T extends z.ZodType>(file: StateFile, schema: T): Promise<z.infer<T> | undefined> {
     const path = this.path(file);
-    // bigint: nanosecond times, so two writes within a millisecond still differ.
-    const st = statSync(path, { bigint: true, throwIfNoEntry: false });
+    // bigint: nanosecond times, so two writes within a millisecond still differ. lstat: a planted
+    // symbolic link is not the file it points to (and the read below refuses it).
+    const st = lstatSync(path, { bigint: true, throwIfNoEntry: false });
     if (!st) return undefined;
-    const key = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    const key = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}:${st.uid}`;
     let text = this.#texts.get(file)?.key === key ? this.#texts.get(file)?.text : undefined;
     if (text === undefined) {
-      try {
-        text = await readFile(path, 'utf8');
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw e;
-      }
+      const read = await readStateFile(path);
+      if (!read) return undefined;
+      text = read.text;
       this.#texts.set(file, { key, text });
     }
     let json: unknown;
@@ -109,7 +108,7 @@ export class Store {
   async write(file: StateFile, value: unknown): Promise<void> {
     const target = this.path(file);
     const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const handle = await open(tmp, 'w', 0o600);
+    const handle = (await openStateFile(tmp, NEW_FILE))!;
     try {
       await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`);
       await handle.sync();

@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
@@ -15,11 +15,12 @@ import { type Caller, Scope } from '../domain/scopes.ts';
 import { FileLock } from './file-lock.ts';
 import { damagedBeside, keepAside } from './keep-aside.ts';
 import { Lock } from './lock.ts';
+import { guardFileDirectory, NEW_FILE, openStateFile, readStateFile } from './safe-fs.ts';
 
 /** Token names end up in the audit log and in log lines: keep them plain. */
 export const TOKEN_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
 /** Names with a meaning of their own in the audit log. */
-const reservedNames = new Set(['local', 'service']);
+const reservedNames = new Set(['local', 'local-admin', 'service']);
 
 export const TokenName = z
   .string()
@@ -27,7 +28,7 @@ export const TokenName = z
     TOKEN_NAME,
     'must be 1-63 letters, digits, dots, dashes or underscores, starting with a letter or digit',
   )
-  .refine((n) => !reservedNames.has(n.toLowerCase()), 'is reserved (local, service)');
+  .refine((n) => !reservedNames.has(n.toLowerCase()), 'is reserved (local, local-admin, service)');
 
 export const TokenEntry = z
   .object({
@@ -44,7 +45,7 @@ export type TokenFile = z.infer<typeof TokenFile>;
 
 const TOKEN_PREFIX = 'pp_';
 /** What a token looks like: the prefix and 32 random bytes in base64url. */
-const TOKEN_SHAPE = /^pp_[A-Za-z0-9_-]{43}$/;
+export const TOKEN_SHAPE = /^pp_[A-Za-z0-9_-]{43}$/;
 
 export const newToken = (): string => TOKEN_PREFIX + randomBytes(32).toString('base64url');
 
@@ -74,15 +75,13 @@ const invalidFile = (path: string, why: string) =>
  * `<name>.corrupt-<time>` (never overwritten by the next `token create`) and reported as an error.
  */
 export const readTokenFile = async (path: string): Promise<TokenFile> => {
-  let text: string;
-  let ino: bigint;
-  try {
-    ino = (await stat(path, { bigint: true })).ino;
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { tokens: [] };
-    throw e;
-  }
+  // Never through a link, only a file of this user or root that no one else can write, in
+  // directories no one else can write: otherwise another user could add their own token.
+  guardFileDirectory(path, 'token file');
+  const read = await readStateFile(path, { what: 'The token file' });
+  if (!read) return { tokens: [] };
+  const { text } = read;
+  const ino = BigInt(read.stats.ino);
   let why: string | undefined;
   let parsed: ReturnType<typeof TokenFile.safeParse> | undefined;
   try {
@@ -100,7 +99,7 @@ export const readTokenFile = async (path: string): Promise<TokenFile> => {
 export const writeTokenFile = async (path: string, file: TokenFile): Promise<void> => {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await open(tmp, 'w', 0o600);
+  const handle = (await openStateFile(tmp, NEW_FILE, { what: 'The token file' }))!;
   try {
     await handle.writeFile(`${JSON.stringify(TokenFile.parse(file), null, 2)}\n`);
     await handle.sync();
@@ -216,8 +215,9 @@ export class TokenVerifier {
 
   private async fileKey(): Promise<string> {
     try {
+      // ctime too: a chmod that makes the file safe again changes nothing else.
       const s = await stat(this.path, { bigint: true });
-      return `${s.ino}:${s.size}:${s.mtimeNs}`;
+      return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
       throw e;
@@ -244,6 +244,12 @@ export class TokenVerifier {
         }
         return;
       } catch (e) {
+        if (isPowerPlanError(e) && e.details?.unsafePermissions === true && this.loaded) {
+          // Another user could have written it: the tokens read before stay, the new ones are not read.
+          this.seen = key ?? '';
+          this.report(`${e.message} The tokens read before stay in force until it is fixed.`, true);
+          return;
+        }
         if (isPowerPlanError(e)) {
           // The content is wrong: no token is accepted until the file changes again.
           this.entries = [];

@@ -2,15 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { liveWorkers } from '../../src/bench/runner.ts';
 import { BenchmarkList, BenchmarkResult } from '../../src/domain/benchmark.ts';
+import { readAdminToken } from '../support/processes.ts';
 import { servedInProcess } from '../support/server.ts';
 import { until } from '../support/until.ts';
 
 /** Short ladder and forced: other work on a shared test machine must not make the guard refuse. */
 const body = JSON.stringify({ force: true, idleGapsMs: [20, 100] });
-const post = (base: string, signal?: AbortSignal) =>
+/** POST /v1/benchmarks as the host's administrator (the credential the server left in `stateDir`). */
+const post = (base: string, stateDir: string, signal?: AbortSignal) =>
   fetch(`${base}/v1/benchmarks`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${readAdminToken(stateDir)}` },
     body,
     ...(signal ? { signal } : {}),
   });
@@ -21,7 +23,7 @@ describe('benchmarks over HTTP (real server on loopback)', () => {
   let id: string;
 
   it('runs a benchmark (201), refuses a concurrent one (409 problem+json), and answers /healthz while its workers run', async () => {
-    const running = post(base());
+    const running = post(base(), served.t.dir);
     await until(
       'a benchmark worker running',
       () => served.t.deps.bench.running && liveWorkers() > 0,
@@ -29,7 +31,7 @@ describe('benchmarks over HTTP (real server on loopback)', () => {
       5,
     );
 
-    const second = await post(base());
+    const second = await post(base(), served.t.dir);
     assert.equal(second.status, 409);
     assert.match(second.headers.get('content-type') ?? '', /application\/problem\+json/);
     const problem = (await second.json()) as { status: number; code?: string; detail?: string };
@@ -80,7 +82,7 @@ describe('benchmarks over HTTP (real server on loopback)', () => {
 
   it('stops every worker when the HTTP client goes away', async () => {
     const client = new AbortController();
-    const running = post(base(), client.signal).catch((e: unknown) => e);
+    const running = post(base(), served.t.dir, client.signal).catch((e: unknown) => e);
     await until(
       'a benchmark worker running',
       () => served.t.deps.bench.running && liveWorkers() > 0,

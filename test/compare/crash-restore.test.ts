@@ -19,7 +19,7 @@ const activeVia = async (server: ServerProcess) =>
 const startComparison = (server: ServerProcess) =>
   fetch(`${server.url}/v1/comparisons`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...server.asAdmin },
     body: JSON.stringify({ settleMs: 60_000, threads: 1, idleGapsMs: [20], force: true }),
   }).catch((e: unknown) => e);
 

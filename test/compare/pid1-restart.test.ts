@@ -15,7 +15,7 @@ import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { expireInJournal } from '../holds/journal.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { depsPerBlock } from '../support/fixture.ts';
-import { binPath, runCli, startServer } from '../support/processes.ts';
+import { binPath, readAdminToken, runCli, startServer } from '../support/processes.ts';
 import { until } from '../support/until.ts';
 
 const canUnshare =
@@ -68,9 +68,10 @@ const startAsPid1 = (env: Record<string, string>): Promise<Pid1Server> =>
     void exited.then((code) => reject(new Error(`server exited with ${code}: ${out}${err}`)));
   });
 
-const json = (method: string, body: unknown) => ({
+/** A request as an administrator of the host: with the credential the service left in `stateDir`. */
+const json = (stateDir: string, method: string, body: unknown) => ({
   method,
-  headers: { 'content-type': 'application/json' },
+  headers: { 'content-type': 'application/json', authorization: `Bearer ${readAdminToken(stateDir)}` },
   body: JSON.stringify(body),
 });
 
@@ -90,7 +91,7 @@ describe('restart as PID 1 after SIGKILL', { skip: !canUnshare && 'needs Linux a
     const first = await startAsPid1(t.env);
     void fetch(
       `${first.url}/v1/comparisons`,
-      json('POST', { settleMs: 60_000, threads: 1, idleGapsMs: [20], force: true }),
+      json(t.dir, 'POST', { settleMs: 60_000, threads: 1, idleGapsMs: [20], force: true }),
     ).catch(() => undefined);
     await until(
       'the comparison switched to High performance',
@@ -108,7 +109,10 @@ describe('restart as PID 1 after SIGKILL', { skip: !canUnshare && 'needs Linux a
     try {
       assert.equal(await active(), SCHEME.balanced, 'restored before listening');
       assert.equal(existsSync(join(t.dir, 'restore-journal.json')), false);
-      const set = await fetch(`${second.url}/v1/plans/active`, json('PUT', { plan: 'high-performance' }));
+      const set = await fetch(
+        `${second.url}/v1/plans/active`,
+        json(t.dir, 'PUT', { plan: 'high-performance' }),
+      );
       assert.equal(set.status, 200, await set.text());
       assert.equal(await active(), SCHEME.highPerformance);
     } finally {
@@ -119,7 +123,10 @@ describe('restart as PID 1 after SIGKILL', { skip: !canUnshare && 'needs Linux a
 
   it('during a hold: killed, the hold ends while down, restarted as pid 1 it restores and the next set answers 200', async () => {
     const first = await startAsPid1(t.env);
-    const held = await fetch(`${first.url}/v1/holds`, json('POST', { plan: 'high-performance', for: '10m' }));
+    const held = await fetch(
+      `${first.url}/v1/holds`,
+      json(t.dir, 'POST', { plan: 'high-performance', for: '10m' }),
+    );
     const body = await held.text();
     assert.equal(held.status, 201, body);
     const { hold } = JSON.parse(body) as { hold: { id: string } };
@@ -142,7 +149,7 @@ describe('restart as PID 1 after SIGKILL', { skip: !canUnshare && 'needs Linux a
     const second = await startAsPid1(t.env);
     try {
       assert.equal(await active(), SCHEME.balanced, 'the plan from before the hold is back');
-      const set = await fetch(`${second.url}/v1/plans/active`, json('PUT', { plan: 'power-saver' }));
+      const set = await fetch(`${second.url}/v1/plans/active`, json(t.dir, 'PUT', { plan: 'power-saver' }));
       assert.equal(set.status, 200, await set.text());
     } finally {
       await stop(second, 'SIGTERM');
@@ -159,7 +166,7 @@ describe('a comparison longer than the stale time keeps its lock', () => {
     try {
       void fetch(
         `${server.url}/v1/comparisons`,
-        json('POST', { settleMs: 30_000, threads: 1, idleGapsMs: [20], force: true }),
+        json(t.dir, 'POST', { settleMs: 30_000, threads: 1, idleGapsMs: [20], force: true }),
       ).catch(() => undefined);
       await until(
         'the comparison switched',

@@ -21,7 +21,14 @@ describe('Ansible: a maintenance window under a hold', () => {
   let server: ServerProcess | undefined;
   let available = false;
 
-  const playbook = (extra: string[]) => runPlaybook(t.dir, 'hold-maintenance-window.yml', server!.url, extra);
+  // No token configured: as root the role reads the service's local administrator credential
+  // (its state directory is the test's, so the role is told where that is).
+  const playbook = (extra: string[]) =>
+    runPlaybook(t.dir, 'hold-maintenance-window.yml', server!.url, [
+      '-e',
+      `powerplan_state_dir=${t.dir}`,
+      ...extra,
+    ]);
 
   const activeKind = async () =>
     ((await (await fetch(`${server!.url}/v1/plans/active`)).json()) as { plan: { kind: string } }).plan.kind;

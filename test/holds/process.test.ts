@@ -27,7 +27,7 @@ const activeOf = async (s: ServerProcess) =>
 const postHold = async (s: ServerProcess, body: unknown): Promise<HoldResult> => {
   const res = await fetch(`${s.url}/v1/holds`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...s.asAdmin },
     body: JSON.stringify(body),
   });
   assert.equal(res.status, 201, await res.clone().text());

@@ -41,11 +41,12 @@ describe('PowerShell module PowerPlan (Pester, live services)', () => {
   const env: Record<string, string> = {};
   let trusted: string | undefined;
 
+  /** Starts a service; answers its port and state directory (where its admin.token is). */
   const serve = async (extra: (dir: string) => Promise<Record<string, string>>) => {
     const deps = await testDeps();
     const server = await startServer({ ...deps.env, ...(await extra(deps.dir)) });
     services.push({ deps, server });
-    return String(new URL(server.url).port);
+    return { port: String(new URL(server.url).port), stateDir: deps.dir };
   };
 
   before(async () => {
@@ -74,17 +75,21 @@ describe('PowerShell module PowerPlan (Pester, live services)', () => {
     } else {
       env.SSL_CERT_FILE = cert;
     }
-    env.POWERPLAN_TEST_PORT = await serve(async () => ({}));
-    env.POWERPLAN_TEST_TOKEN_PORT = await serve(async (d) => {
-      const file = join(d, 'tokens.json');
-      env.POWERPLAN_TEST_TOKEN = (await createToken(file, 'pester', ['control'])).token;
-      env.POWERPLAN_TEST_READ_TOKEN = (await createToken(file, 'pester-read', ['read'])).token;
-      return { POWERPLAN_TOKEN_FILE: file };
-    });
-    env.POWERPLAN_TEST_TLS_PORT = await serve(async () => ({
-      POWERPLAN_TLS_CERT: cert,
-      POWERPLAN_TLS_KEY: key,
-    }));
+    const plain = await serve(async () => ({}));
+    env.POWERPLAN_TEST_PORT = plain.port;
+    // As root, with no token configured, the module finds this service's local administrator credential.
+    env.POWERPLAN_STATE_DIR = plain.stateDir;
+    env.POWERPLAN_TEST_TOKEN_PORT = (
+      await serve(async (d) => {
+        const file = join(d, 'tokens.json');
+        env.POWERPLAN_TEST_TOKEN = (await createToken(file, 'pester', ['control'])).token;
+        env.POWERPLAN_TEST_READ_TOKEN = (await createToken(file, 'pester-read', ['read'])).token;
+        return { POWERPLAN_TOKEN_FILE: file };
+      })
+    ).port;
+    const tls = await serve(async () => ({ POWERPLAN_TLS_CERT: cert, POWERPLAN_TLS_KEY: key }));
+    env.POWERPLAN_TEST_TLS_PORT = tls.port;
+    env.POWERPLAN_TEST_TLS_STATE_DIR = tls.stateDir;
   });
 
   after(async () => {

@@ -81,3 +81,16 @@ export const openedBrowser = (viewport?: { width: number; height: number }): Bro
     () => openBrowser(viewport),
     (b) => b.close(),
   );
+
+/**
+ * Signs the page in with a token through "Sign in with a token" (offered to a caller without a
+ * token, who may only read), e.g. the local administrator credential; waits for the reloaded page.
+ */
+export const signIn = async (page: Page, token: string): Promise<void> => {
+  await page.click('#sign-in');
+  await page.locator('dialog#token[open]').waitFor();
+  await page.fill('#token-input', token);
+  await page.click('#token-ok');
+  await page.waitForFunction(() => document.querySelector('#whoami')?.textContent?.includes('Signed in'));
+  await ready(page);
+};

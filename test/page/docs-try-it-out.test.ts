@@ -1,7 +1,9 @@
 /**
  * /docs "Try it out" in headless Chromium against `powerplan serve` on a random port: the served
  * document's server is relative, so Swagger UI calls the service that served the page (not a fixed
- * 127.0.0.1:8750), and a GET and a dry-run PUT both come back 200 through the front-door guard.
+ * 127.0.0.1:8750), and a GET and a dry-run PUT both come back 200 through the front-door guard (the
+ * PUT needs control: without a token it is 403; authorized with the local administrator credential
+ * through Swagger UI's "Authorize", 200).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -45,14 +47,24 @@ describe('/docs: Try it out on a random port', { skip }, () => {
     await b.page.waitForSelector('#operations-plans-get_active_power_plan', { timeout: 30_000 });
 
     assert.equal(await tryItOut(b.page, 'plans', 'get_active_power_plan'), '200');
-    assert.equal(
-      await tryItOut(
-        b.page,
-        'plans',
-        'set_power_plan',
-        JSON.stringify({ plan: 'power-saver', dryRun: true }),
-      ),
-      '200',
+    const dryRun = JSON.stringify({ plan: 'power-saver', dryRun: true });
+    assert.equal(await tryItOut(b.page, 'plans', 'set_power_plan', dryRun), '403');
+
+    await b.page.locator('button.authorize').first().click();
+    await b.page
+      .locator('.modal-ux input[type="text"], .modal-ux input[type="password"]')
+      .first()
+      .fill(s.server.admin);
+    await b.page.locator('.modal-ux button.authorize').first().click();
+    await b.page.locator('.modal-ux button.btn-done, .modal-ux button.close-modal').first().click();
+    const block = b.page.locator('#operations-plans-set_power_plan');
+    await block.locator('button.execute').click();
+    await b.page.waitForFunction(() =>
+      document
+        .querySelector(
+          '#operations-plans-set_power_plan .live-responses-table .response .response-col_status',
+        )
+        ?.textContent?.includes('200'),
     );
     const shown = await b.page
       .locator('#operations-plans-set_power_plan .live-responses-table .response .response-col_description')
@@ -64,6 +76,7 @@ describe('/docs: Try it out on a random port', { skip }, () => {
       calls.map((c) => [c.method, c.url, c.status]),
       [
         ['GET', `${s.server.url}/v1/plans/active`, 200],
+        ['PUT', `${s.server.url}/v1/plans/active`, 403],
         ['PUT', `${s.server.url}/v1/plans/active`, 200],
       ],
     );

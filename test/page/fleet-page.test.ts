@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type FleetRig, fleetRig } from '../fleet/rig.ts';
+import { readAdminToken } from '../support/processes.ts';
 import { servedInProcess } from '../support/server.ts';
-import { assertOnlyLoopback, openedBrowser, ready, skip } from './browser.ts';
+import { assertOnlyLoopback, openedBrowser, ready, signIn, skip } from './browser.ts';
 
 describe('status page: fleet view', { skip }, () => {
   let rig: FleetRig;
@@ -28,6 +29,8 @@ describe('status page: fleet view', { skip }, () => {
   it('shows every host with plan, kind, advice, burst penalty and drift, and the failures', async () => {
     await b.page.goto(served.server.url);
     await ready(b.page);
+    // Switching the fleet takes control: the local administrator credential.
+    await signIn(b.page, readAdminToken(served.t.dir));
     await b.page.waitForSelector('#fleet-table');
     const rows = await b.page.$$eval('#fleet-table tbody tr', (trs) =>
       trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent?.trim() ?? '')),

@@ -19,7 +19,7 @@ import { type TestDeps, testDeps } from '../support/deps.ts';
 import { depsPerBlock } from '../support/fixture.ts';
 import { runCli, type ServerProcess, startServer } from '../support/processes.ts';
 import { servedProcess } from '../support/server.ts';
-import { assertOnlyLoopback, CHROMIUM, openedBrowser, present, ready, skip } from './browser.ts';
+import { assertOnlyLoopback, CHROMIUM, openedBrowser, present, ready, signIn, skip } from './browser.ts';
 
 const run = promisify(execFile);
 const repoRoot = join(import.meta.dirname, '..', '..');
@@ -97,10 +97,23 @@ describe('status page', { skip }, () => {
       await page.goto(`${served.server.url}/`);
       await ready(page);
       assert.match((await page.textContent('#active-plan-name')) ?? '', /Balanced/);
-      assert.match((await page.textContent('#whoami')) ?? '', /Local caller/);
+      assert.match((await page.textContent('#whoami')) ?? '', /Local caller without a token: read only/);
       assert.match((await page.textContent('#system')) ?? '', /simulated/);
       assert.equal(await page.locator('#plans li').count(), 3);
       assert.equal(await page.locator('#errors > *').count(), 0, (await page.textContent('#errors')) ?? '');
+    });
+
+    it('offers no control without a token, and all of it once signed in with the local administrator credential', async () => {
+      const { page } = b;
+      assert.equal(await page.locator('#plans button.switch').count(), 0);
+      assert.match((await page.textContent('#plans-note')) ?? '', /control scope/);
+      assert.equal(await page.isVisible('#bench-form'), false);
+      await signIn(page, served.server.admin);
+      assert.match((await page.textContent('#whoami')) ?? '', /local administrator credential/);
+      assert.equal(await page.isVisible('#sign-in'), false);
+      assert.equal(await page.isVisible('#forget-token'), true);
+      assert.equal(await page.locator('#plans button.switch').count(), 2);
+      assert.equal(await page.isVisible('#bench-form'), true);
     });
 
     it('switches a plan only after the dry-run preview is confirmed', async () => {
@@ -207,6 +220,8 @@ describe('status page', { skip }, () => {
       const { page } = b;
       await page.goto(`${served.server.url}/`);
       await ready(page);
+      // With control, so that what hides the buttons is the machine, not the caller's scope.
+      await signIn(page, served.server.admin);
       const active = (await (await fetch(`${served.server.url}/v1/plans/active`)).json()) as {
         cannotSetReason: string;
       };

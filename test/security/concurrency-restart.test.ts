@@ -67,7 +67,7 @@ describe('restart and torn writes', () => {
     try {
       const res = await fetch(`${first.url}/v1/plans/active`, {
         method: 'PUT',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...first.asAdmin },
         body: JSON.stringify({ plan: 'power-saver' }),
       });
       assert.equal(res.status, 200);
@@ -78,7 +78,7 @@ describe('restart and torn writes', () => {
     try {
       const active = await (await fetch(`${second.url}/v1/plans/active`)).json();
       assert.equal(active.plan.id, SCHEME.powerSaver);
-      const audit = await (await fetch(`${second.url}/v1/audit`)).json();
+      const audit = await (await fetch(`${second.url}/v1/audit`, { headers: second.asAdmin })).json();
       assert.deepEqual(
         audit.records.map((r: AuditLine) => [r.result, r.after?.id]),
         [['changed', SCHEME.powerSaver]],
@@ -147,7 +147,10 @@ describe('restart and torn writes', () => {
     const server = await startServer(t.env);
     try {
       assert.equal((await fetch(`${server.url}/v1/plans/active`)).status, 200);
-      assert.equal((await fetch(`${server.url}/v1/audit?limit=1000`)).status, 200);
+      assert.equal(
+        (await fetch(`${server.url}/v1/audit?limit=1000`, { headers: server.asAdmin })).status,
+        200,
+      );
     } finally {
       assert.equal(await server.stop(), 0);
     }

@@ -1,7 +1,9 @@
 /**
  * The front-door guard on a real server (port 0), over REST and /mcp: every route x Host x Origin x
- * Content-Type x mode (no token file, a valid token) answers the expected status, and a refused
- * request changes nothing (the active plan and the holds are checked after every request).
+ * Content-Type x mode (no token file and no token, no token file with the local administrator
+ * credential, a valid token) answers the expected status, and a refused request changes nothing
+ * (the active plan and the holds are checked after every request). Without a token a caller may
+ * only read, and a listed CORS origin counts only with a token.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
 import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
+import { readAdminToken } from '../support/processes.ts';
 
 export interface Answer {
   status: number;
@@ -73,6 +76,8 @@ interface Route {
   ok: number;
   /** Changes the state: the check after each request expects a change only when accepted. */
   changes?: 'plan' | 'hold';
+  /** Needs the control scope: refused to a caller without a token (403; an MCP tool error). */
+  control?: true;
 }
 
 const kinds = ['power-saver', 'high-performance', 'balanced'];
@@ -81,7 +86,7 @@ const mcpCall = (name: string, args: unknown) =>
 
 const routes: Route[] = [
   { name: 'GET /v1/plans/active', method: 'GET', path: '/v1/plans/active', ok: 200 },
-  { name: 'GET /v1/audit', method: 'GET', path: '/v1/audit', ok: 200 },
+  { name: 'GET /v1/audit', method: 'GET', path: '/v1/audit', ok: 200, control: true },
   {
     name: 'PUT /v1/plans/active',
     method: 'PUT',
@@ -89,6 +94,7 @@ const routes: Route[] = [
     body: (plan) => JSON.stringify({ plan: kinds.find((k) => k !== plan), force: true }),
     ok: 200,
     changes: 'plan',
+    control: true,
   },
   {
     name: 'POST /v1/holds',
@@ -97,6 +103,7 @@ const routes: Route[] = [
     body: () => JSON.stringify({ plan: 'power-saver', for: '7d' }),
     ok: 201,
     changes: 'hold',
+    control: true,
   },
   {
     name: 'POST /mcp hold_power_plan',
@@ -105,10 +112,11 @@ const routes: Route[] = [
     body: () => mcpCall('hold_power_plan', { plan: 'power-saver', for: '7d' }),
     ok: 200,
     changes: 'hold',
+    control: true,
   },
 ];
 
-for (const mode of ['no token file', 'token'] as const) {
+for (const mode of ['no token file', 'admin credential', 'token'] as const) {
   describe(`front-door guard matrix, ${mode}`, () => {
     let t: TestDeps;
     let server: RunningServer;
@@ -128,7 +136,9 @@ for (const mode of ['no token file', 'token'] as const) {
       t = await testDeps(env);
       server = await startHttpServer({ ...t.deps, config: { ...t.deps.config, port: 0 } });
       port = new URL(server.url).port;
+      if (mode === 'admin credential') auth = { authorization: `Bearer ${readAdminToken(t.dir)}` };
     });
+    const tokenless = mode === 'no token file';
     after(async () => {
       await server.close();
       await t.cleanup();
@@ -172,8 +182,13 @@ for (const mode of ['no token file', 'token'] as const) {
                 ...(route.body ? { 'content-type': contentTypes[ct] } : {}),
                 ...(route.path === '/mcp' ? { accept: 'application/json, text/event-stream' } : {}),
               };
-              const hostOk = mode === 'token' || !host.startsWith('rebind.');
-              const expected = !hostOk || originKind === 'foreign' ? 403 : ct !== 'json' ? 415 : route.ok;
+              const hostOk = !tokenless || !host.startsWith('rebind.');
+              const originOk =
+                originKind === 'none' || originKind === 'self' || (originKind === 'listed' && !tokenless);
+              // MCP answers a tool the caller may not use as a tool error (isError), not an HTTP status.
+              const scopeOk = !tokenless || !route.control || route.path === '/mcp';
+              const expected = !hostOk || !originOk ? 403 : ct !== 'json' ? 415 : !scopeOk ? 403 : route.ok;
+              const mcpRefused = route.path === '/mcp' && tokenless && route.control === true;
               const label = `${route.name} Host ${host} Origin ${originKind} ${ct}`;
               const before = route.changes ? await state() : undefined;
               const res = await send(
@@ -188,11 +203,13 @@ for (const mode of ['no token file', 'token'] as const) {
                 assert.match(String(res.headers['content-type']), /^application\/problem\+json/, label);
                 counts.refused++;
               } else counts.accepted++;
-              if (route.path === '/mcp' && expected === 200)
-                assert.doesNotMatch(res.body, /"isError":true/, label);
+              if (route.path === '/mcp' && expected === 200) {
+                if (mcpRefused) assert.match(res.body, /"isError":true.*needs the 'control' scope/, label);
+                else assert.doesNotMatch(res.body, /"isError":true/, label);
+              }
               if (before) {
                 const now = await state();
-                const accepted = expected < 400;
+                const accepted = expected < 400 && !mcpRefused;
                 if (route.changes === 'hold')
                   assert.equal(now.holds, before.holds + (accepted ? 1 : 0), label);
                 if (route.changes === 'plan' && !accepted) assert.equal(now.plan, before.plan, label);
@@ -203,18 +220,28 @@ for (const mode of ['no token file', 'token'] as const) {
         }
       }
       // Both outcomes were exercised in bulk.
-      assert.ok(counts.accepted > 20 && counts.refused > 100, JSON.stringify(counts));
+      assert.ok(counts.accepted > (tokenless ? 8 : 20) && counts.refused > 100, JSON.stringify(counts));
     });
 
-    it('refuses Sec-Fetch-Site: cross-site without an accepted Origin, and lets a listed one through', async () => {
+    it('refuses Sec-Fetch-Site: cross-site without an accepted Origin, and lets a listed one through with a token', async () => {
+      const path = '/v1/plans/active';
       const cross = { ...local(), 'sec-fetch-site': 'cross-site' };
-      assert.equal((await send(server.url, 'GET', '/v1/audit', cross)).status, 403);
-      assert.equal((await send(server.url, 'GET', '/v1/audit', { ...cross, origin: PORTAL })).status, 200);
+      assert.equal((await send(server.url, 'GET', path, cross)).status, 403);
+      const listed = await send(server.url, 'GET', path, { ...cross, origin: PORTAL });
+      assert.equal(listed.status, tokenless ? 403 : 200, listed.body);
       const same = { ...local(), 'sec-fetch-site': 'same-origin', origin: `http://127.0.0.1:${port}` };
-      assert.equal((await send(server.url, 'GET', '/v1/audit', same)).status, 200);
+      assert.equal((await send(server.url, 'GET', path, same)).status, 200);
+      assert.equal(
+        (await send(server.url, 'GET', path, { ...local(), 'sec-fetch-site': 'none' })).status,
+        200,
+      );
+      // Without a token, a page of a sibling site (an <img>, a form) is refused too.
+      const sameSite = await send(server.url, 'GET', path, { ...local(), 'sec-fetch-site': 'same-site' });
+      assert.equal(sameSite.status, tokenless ? 403 : 200, sameSite.body);
+      if (tokenless) assert.match(sameSite.body, /Sec-Fetch-Site: same-site/);
     });
 
-    it('answers a listed portal origin’s preflight and its request', async () => {
+    it('answers a listed portal origin’s preflight, and its request only with a token', async () => {
       const pre = await send(server.url, 'OPTIONS', '/v1/plans/active', {
         host: `powerplan.example.net:${port}`,
         origin: PORTAL,
@@ -224,10 +251,15 @@ for (const mode of ['no token file', 'token'] as const) {
       assert.equal(pre.status, 204);
       assert.equal(pre.headers['access-control-allow-origin'], PORTAL);
       const get = await send(server.url, 'GET', '/v1/plans/active', {
-        host: mode === 'token' ? `powerplan.example.net:${port}` : `127.0.0.1:${port}`,
+        host: tokenless ? `127.0.0.1:${port}` : `powerplan.example.net:${port}`,
         origin: PORTAL,
         ...auth,
       });
+      if (tokenless) {
+        assert.equal(get.status, 403, get.body);
+        assert.match(get.body, /may call only with a token/);
+        return;
+      }
       assert.equal(get.status, 200, get.body);
       assert.equal(get.headers['access-control-allow-origin'], PORTAL);
     });
@@ -245,7 +277,7 @@ for (const mode of ['no token file', 'token'] as const) {
     });
 
     it('refuses a loopback name with another port, and a body without a Content-Type', async () => {
-      if (mode === 'no token file') {
+      if (tokenless) {
         const other = await send(server.url, 'GET', '/v1/plans/active', {
           host: `127.0.0.1:${Number(port) + 1}`,
         });

@@ -1,9 +1,14 @@
 /** The CLI as a child process, and a real `powerplan serve` on a free loopback port. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './deps.ts';
 
 export const binPath = join(repoRoot, 'bin', 'powerplan.js');
+
+/** The local administrator credential in a state directory (`admin.token`: the token, a newline). */
+export const readAdminToken = (stateDir: string | undefined): string =>
+  stateDir ? readFileSync(join(stateDir, 'admin.token'), 'utf8').trim() : '';
 
 export interface CliResult {
   code: number | null;
@@ -37,6 +42,14 @@ export const runCli = (
 
 export interface ServerProcess {
   url: string;
+  /**
+   * The local administrator credential the server wrote into its state directory (control, as
+   * root's CLI, Ansible with become and an elevated PowerShell pick it up); without it a loopback
+   * caller may only read.
+   */
+  admin: string;
+  /** `Authorization: Bearer <admin>`, to spread into a request's headers. */
+  asAdmin: { authorization: string };
   child: ChildProcess;
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
@@ -60,8 +73,11 @@ export const startServer = (env: Record<string, string>, extraArgs: string[] = [
       const m = /listening on (\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
+        const admin = readAdminToken(env.POWERPLAN_STATE_DIR);
         resolvePromise({
           url: m[1]!,
+          admin,
+          asAdmin: { authorization: `Bearer ${admin}` },
           child,
           stop: (signal = 'SIGTERM') => {
             if (child.exitCode === null) child.kill(signal);

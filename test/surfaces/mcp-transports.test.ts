@@ -125,16 +125,23 @@ describe('MCP over Streamable HTTP (powerplan serve, /mcp)', () => {
   it('lists every operation, answers read-only calls, refuses bad arguments', async () => {
     const client = await connect();
     const tools = await checkToolList(client, operations);
-    const called = await callReadOnly(client, tools);
-    assert.ok(called.includes('get_system_info'), called.join());
-    await callOk(client, tools, setPlan, { plan: 'high-performance', dryRun: true });
-    await callError(client, 'set_power_plan', { plan: 'balanced', unknown: 1 });
+    // Without a token a loopback caller may only read; the local administrator credential has control.
+    assert.match(
+      await callError(client, 'set_power_plan', { plan: 'high-performance', dryRun: true }),
+      /needs the 'control' scope; the caller 'local' does not have it/,
+    );
     await client.close();
+    const admin = await connect(served.server.asAdmin);
+    const called = await callReadOnly(admin, tools);
+    assert.ok(called.includes('get_system_info') && called.includes('get_audit_log'), called.join());
+    await callOk(admin, tools, setPlan, { plan: 'high-performance', dryRun: true });
+    await callError(admin, 'set_power_plan', { plan: 'balanced', unknown: 1 });
+    await admin.close();
   });
 
   it('streams progress notifications of the benchmark', async (ctx) => {
     if (!operationByName('run_cpu_benchmark')) return ctx.skip('no benchmark operation');
-    const client = await connect();
+    const client = await connect(served.server.asAdmin);
     const seen: Progress[] = [];
     const result = (await client.callTool(
       { name: 'run_cpu_benchmark', arguments: { force: true, threads: 2, idleGapsMs: [20, 100] } },

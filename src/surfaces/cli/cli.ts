@@ -10,6 +10,7 @@ import { type Config, configVariables, loadConfig } from '../../config.ts';
 import { buildDeps, type Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
 import { localCaller } from '../../domain/scopes.ts';
+import { guardFileDirectory, guardStateDirectory } from '../../lib/safe-fs.ts';
 import { type LinkedSignal, linkedSignal } from '../../lib/signal.ts';
 import { guardStatePermissions } from '../../lib/windows-acl.ts';
 import type { Operation } from '../../operations/define.ts';
@@ -238,9 +239,14 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   };
   let deps: Deps | undefined;
   const getDeps = async () => {
-    // On Windows (or when asked): the state directory gets its ACL at creation, and a state
-    // directory or token file that non-administrators can write stops the command (exit code 2).
+    // A state directory (or token file directory) that another user could plant, replace or write
+    // stops the command (exit code 2). On Windows (or when asked) the state directory gets its ACL
+    // at creation, and one that non-administrators can write stops the command too.
     const c = getConfig();
+    if (!deps) {
+      guardStateDirectory(c.stateDir);
+      if (c.tokenFile) guardFileDirectory(c.tokenFile, 'token file');
+    }
     if (!deps && (c.aclCheck === 'always' || process.platform === 'win32')) {
       await guardStatePermissions(c, {
         icacls: c.icacls,

@@ -6,7 +6,8 @@
  * 1. metrics: counts and times every request, refused ones included;
  * 2. security headers (set on the Node response, see headers.ts);
  * 3. CORS for the origins in POWERPLAN_CORS_ORIGINS (a preflight is answered here, without a token);
- * 4. authentication: the token, or the loopback-only local caller without a token file;
+ * 4. authentication: the token or the local administrator credential; without a token file, the
+ *    loopback-only local caller, who may only read;
  * 5. the front-door guard: Host, Origin / Sec-Fetch-Site, Content-Type (guard.ts);
  * 6. the body limit (64 KiB) for requests that may carry a body;
  * 7. the routes.
@@ -77,7 +78,14 @@ export const createApp = (deps: Deps, security: HttpSecurity = baseSecurity(deps
       }),
     );
   }
-  app.use('*', authMiddleware({ ...(security.verifier ? { verifier: security.verifier } : {}), isPublic }));
+  app.use(
+    '*',
+    authMiddleware({
+      ...(security.verifier ? { verifier: security.verifier } : {}),
+      ...(security.admin ? { admin: security.admin } : {}),
+      isPublic,
+    }),
+  );
   app.use(
     '*',
     frontDoorGuard({

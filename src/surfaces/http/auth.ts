@@ -2,11 +2,16 @@
  * Authentication for every HTTP route outside the public ones (REST, MCP over HTTP, metrics, the
  * page's data calls). With a token file, each request needs `Authorization: Bearer <token>` and
  * leaves the token's name and scopes in the `caller` variable; per-operation scopes are then
- * checked by runOperation. Without a token file only loopback peers are served, as the local
- * caller. Refusals are thrown and answered (and logged, sparingly) by the app's onError.
+ * checked by runOperation. Without a token file only loopback peers are served: without a token
+ * they may only read (any local user's program can be one), with the local administrator
+ * credential (admin.token, lib/admin-token.ts) they have control. That credential is accepted
+ * from loopback peers in both modes. A request without a socket (in-process: tests, embedding)
+ * is the in-process local caller. Refusals are thrown and answered (and logged, sparingly) by the
+ * app's onError.
  */
 import type { MiddlewareHandler } from 'hono';
-import { localCaller } from '../../domain/scopes.ts';
+import { adminCaller, localCaller, tokenlessCaller } from '../../domain/scopes.ts';
+import type { AdminCredential } from '../../lib/admin-token.ts';
 import type { TokenVerifier } from '../../lib/tokens.ts';
 import { type AppEnv, remoteAddressOf } from './env.ts';
 import type { PublicMatcher } from './public-routes.ts';
@@ -26,10 +31,19 @@ const bearerToken = (header: string | undefined): string | undefined =>
 export interface AuthOptions {
   /** The token file's verifier; absent means no token file: loopback callers only. */
   verifier?: TokenVerifier;
+  /** The local administrator credential; absent in an app built in-process without start-up. */
+  admin?: AdminCredential;
   isPublic: PublicMatcher;
 }
 
-export const authMiddleware = ({ verifier, isPublic }: AuthOptions): MiddlewareHandler<AppEnv> => {
+const unknownToken = () =>
+  new Refusal(
+    'unauthorized',
+    'token_unknown',
+    'The token is not valid (unknown, revoked or mistyped); ask for a new one.',
+  );
+
+export const authMiddleware = ({ verifier, admin, isPublic }: AuthOptions): MiddlewareHandler<AppEnv> => {
   return async (c, next) => {
     const remote = remoteAddressOf(c);
     const open = isPublic(c.req.method, c.req.path);
@@ -43,12 +57,22 @@ export const authMiddleware = ({ verifier, isPublic }: AuthOptions): MiddlewareH
           'POWERPLAN_TOKEN_FILE set.',
       );
     }
-    if (!verifier || open) {
-      c.set('caller', remote === undefined ? localCaller : { ...localCaller, remote });
+    if (open) {
+      c.set('caller', remote === undefined ? localCaller : { ...tokenlessCaller, remote });
+      return next();
+    }
+    const presented = bearerToken(c.req.header('authorization'));
+    if (presented && admin?.matches(presented) && (remote === undefined || isLoopbackAddress(remote))) {
+      c.set('caller', remote === undefined ? adminCaller : { ...adminCaller, remote });
+      return next();
+    }
+    if (!verifier) {
+      if (presented !== undefined) throw unknownToken();
+      c.set('caller', remote === undefined ? localCaller : { ...tokenlessCaller, remote });
       return next();
     }
 
-    const verdict = await verifier.verify(bearerToken(c.req.header('authorization')), remote);
+    const verdict = await verifier.verify(presented, remote);
     if (!verdict.ok) {
       if (verifier.problem) {
         throw new Refusal(
@@ -65,9 +89,10 @@ export const authMiddleware = ({ verifier, isPublic }: AuthOptions): MiddlewareH
             "server with 'powerplan token create --name <name> --scopes read'.",
         );
       }
+      if (verdict.reason === 'unknown') throw unknownToken();
       throw new Refusal(
         'unauthorized',
-        verdict.reason === 'malformed' ? 'token_malformed' : 'token_unknown',
+        'token_malformed',
         'The token is not valid (unknown, revoked or mistyped); ask for a new one.',
       );
     }

@@ -7,9 +7,11 @@
  *   a name in POWERPLAN_ALLOWED_HOSTS. A DNS-rebinding page, whose own name resolves to 127.0.0.1,
  *   sends its own name and is refused. A caller with a valid token may use any name: a browser never
  *   adds the token by itself.
- * - Origin, when present, must be the service's own origin or one listed in POWERPLAN_CORS_ORIGINS;
- *   `Sec-Fetch-Site: cross-site` without such an Origin is refused too. curl, Ansible, PowerShell
- *   and the CLI send neither.
+ * - Origin, when present, must be the service's own origin or, for a caller with a token, one
+ *   listed in POWERPLAN_CORS_ORIGINS (a listed portal calls with a token; without one, a page on
+ *   that origin would borrow the local caller's rights). `Sec-Fetch-Site` must be `same-origin` or
+ *   `none` (typed by the user) for a caller without a token, and anything but `cross-site` without
+ *   an accepted Origin for one with a token. curl, Ansible, PowerShell and the CLI send neither.
  * - A request with a body must say Content-Type: application/json, so that no "simple" cross-site
  *   request (text/plain, a form) can carry one.
  */
@@ -76,7 +78,8 @@ export const frontDoorGuard = (settings: GuardSettings): MiddlewareHandler<AppEn
     const { incoming } = nodeOf(c);
     // Node's server requires a Host from HTTP/1.1 clients; in-process requests name it in the URL.
     const host = (c.req.header('host') ?? new URL(c.req.url).host).toLowerCase();
-    if (c.get('caller').name === localCaller.name && !hostAllowed(host, localPortOf(incoming?.socket))) {
+    const tokenless = c.get('caller').name === localCaller.name;
+    if (tokenless && !hostAllowed(host, localPortOf(incoming?.socket))) {
       throw new Refusal(
         'forbidden',
         'host',
@@ -84,23 +87,29 @@ export const frontDoorGuard = (settings: GuardSettings): MiddlewareHandler<AppEn
           '127.0.0.1, localhost or [::1] with its port, list the name in POWERPLAN_ALLOWED_HOSTS, or send a token.',
       );
     }
-    const origin = c.req.header('origin');
-    const originOk =
-      origin !== undefined &&
-      (origins.has(origin.toLowerCase()) || origin.toLowerCase() === `${https ? 'https' : 'http'}://${host}`);
-    if (origin !== undefined && !originOk) {
+    const origin = c.req.header('origin')?.toLowerCase();
+    const own = origin === `${https ? 'https' : 'http'}://${host}`;
+    const listed = origin !== undefined && origins.has(origin);
+    if (origin !== undefined && !own && !(listed && !tokenless)) {
       throw new Refusal(
         'forbidden',
         'origin',
-        `Origin '${shown(origin)}' may not call this service: only its own pages and the origins in ` +
-          'POWERPLAN_CORS_ORIGINS may.',
+        listed
+          ? `Origin '${shown(origin)}' is listed in POWERPLAN_CORS_ORIGINS, but a listed origin may call only with a ` +
+              'token (Authorization: Bearer): without one, any page on it would act as a local user.'
+          : `Origin '${shown(origin)}' may not call this service: only its own pages and, with a token, the origins in ` +
+              'POWERPLAN_CORS_ORIGINS may.',
       );
     }
-    if (!originOk && c.req.header('sec-fetch-site') === 'cross-site') {
+    const site = c.req.header('sec-fetch-site')?.toLowerCase();
+    if (
+      site !== undefined &&
+      (tokenless ? site !== 'same-origin' && site !== 'none' : site === 'cross-site' && !listed && !own)
+    ) {
       throw new Refusal(
         'forbidden',
         'cross_site',
-        'A cross-site request from a web page may not call this service (Sec-Fetch-Site: cross-site).',
+        `A request from another site's web page may not call this service${tokenless ? ' without a token' : ''} (Sec-Fetch-Site: ${shown(site)}).`,
       );
     }
     if (BODY_METHODS.has(method)) {

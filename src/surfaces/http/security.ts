@@ -9,7 +9,9 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Config } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
+import { type AdminCredential, ensureAdminCredential } from '../../lib/admin-token.ts';
 import { TokenVerifier } from '../../lib/tokens.ts';
+import { restrictToAdmins } from '../../lib/windows-acl.ts';
 import { isLoopbackAddress } from './auth.ts';
 
 /**
@@ -62,6 +64,8 @@ export const parseFrameAncestors = (text: string): string[] => {
 
 export interface HttpSecurity {
   verifier?: TokenVerifier;
+  /** The local administrator credential (admin.token in the state directory). */
+  admin?: AdminCredential;
   tls?: { key: Buffer; cert: Buffer };
   corsOrigins: string[];
   frameAncestors: string[];
@@ -111,7 +115,7 @@ export const loadHttpSecurity = async (config: Config, log: Deps['log']): Promis
     verifier = new TokenVerifier(config.tokenFile, (problem, tokensKept) =>
       tokensKept
         ? log.warn(
-            'token file unreadable; the tokens read before stay in force, retried on the next request',
+            'token file not read; the tokens read before stay in force, and it is read again when it changes',
             {
               problem,
             },
@@ -127,7 +131,13 @@ export const loadHttpSecurity = async (config: Config, log: Deps['log']): Promis
       });
     }
   }
-  return { ...base, ...(verifier ? { verifier } : {}), ...(tls ? { tls } : {}) };
+  const admin = await ensureAdminCredential(config.stateDir, {
+    ...(config.aclCheck === 'always' || process.platform === 'win32'
+      ? { restrict: (path: string) => restrictToAdmins(path, false, { icacls: config.icacls }) }
+      : {}),
+    onReplaced: (why) => log.warn('local administrator credential replaced', { why }),
+  });
+  return { ...base, admin, ...(verifier ? { verifier } : {}), ...(tls ? { tls } : {}) };
 };
 
 /** Options for @hono/node-server's `serve`: HTTPS when configured, and the receive timeouts. */

@@ -1,9 +1,11 @@
 # Pester 5 tests of the PowerPlan module against live powerplan services on the simulated backend,
 # started by test/integrations/powershell.test.ts (or by CI), which passes them in the environment:
-#   POWERPLAN_TEST_PORT        plain http, no token file
+#   POWERPLAN_TEST_PORT        plain http, no token file; POWERPLAN_STATE_DIR is its state directory,
+#                              where the module finds the local administrator credential (as root)
 #   POWERPLAN_TEST_TOKEN_PORT  http with a token file; POWERPLAN_TEST_TOKEN (control scope) and
 #                              POWERPLAN_TEST_READ_TOKEN (read scope) are tokens in it
-#   POWERPLAN_TEST_TLS_PORT    https with a test certificate for localhost that this host trusts
+#   POWERPLAN_TEST_TLS_PORT    https with a test certificate for localhost that this host trusts;
+#                              POWERPLAN_TEST_TLS_STATE_DIR its state directory
 #   POWERPLAN_TEST_PWSH        this PowerShell's executable, for tests that need a second process
 # Runs under Windows PowerShell 5.1 and PowerShell 7.
 
@@ -217,10 +219,48 @@ Describe 'Get-PowerPlanRecommendation' {
     }
 }
 
+Describe 'The local administrator credential (no token configured)' {
+    BeforeAll {
+        $script:SavedStateDir = $env:POWERPLAN_STATE_DIR
+        $script:NoCredential = Join-Path ([System.IO.Path]::GetTempPath()) "powerplan-no-credential-$PID"
+        New-Item -ItemType Directory -Path $script:NoCredential -Force | Out-Null
+    }
+    AfterAll {
+        $env:POWERPLAN_STATE_DIR = $script:SavedStateDir
+        Remove-Item -Recurse -Force $script:NoCredential
+    }
+
+    It 'run as root / elevated, the module reads admin.token from the state directory and has control' {
+        Test-Path (Join-Path $env:POWERPLAN_STATE_DIR 'admin.token') | Should -BeTrue
+        $r = Set-PowerPlan power-saver -Port $script:Port -Confirm:$false
+        $r.Changed | Should -BeTrue
+        Get-ActiveId | Should -Be 'a1841308-3541-4fab-bc81-f71556f20b4a'
+        Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Confirm:$false | Out-Null
+    }
+
+    It 'without a readable credential it still reads, and a change is a terminating PermissionDenied' {
+        $env:POWERPLAN_STATE_DIR = $script:NoCredential
+        try {
+            (Get-PowerPlanStatus -Port $script:Port).PlanId | Should -Be $script:Balanced
+            $err = $null
+            try { Set-PowerPlan power-saver -Port $script:Port -Confirm:$false } catch { $err = $_ }
+            $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.forbidden*'
+            $err.CategoryInfo.Category | Should -Be 'PermissionDenied'
+            $err.Exception.Problem.detail | Should -Match "needs the 'control' scope"
+            Get-ActiveId | Should -Be $script:Balanced
+        }
+        finally { $env:POWERPLAN_STATE_DIR = $script:SavedStateDir }
+    }
+}
+
 Describe '-Token against a service with a token file' {
     It 'without a token: a terminating AuthenticationError carrying the detail' {
         $err = $null
+        $saved = $env:POWERPLAN_STATE_DIR
+        # No credential of this computer either (it would be another service's: refused as well).
+        $env:POWERPLAN_STATE_DIR = [System.IO.Path]::GetTempPath()
         try { Get-PowerPlanStatus -Port $script:TokenPort } catch { $err = $_ }
+        finally { $env:POWERPLAN_STATE_DIR = $saved }
         $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.unauthorized*'
         $err.CategoryInfo.Category | Should -Be 'AuthenticationError'
         $err.Exception.Problem.status | Should -Be 401
@@ -247,6 +287,12 @@ Describe '-Token against a service with a token file' {
 }
 
 Describe '-UseSsl against the service in TLS mode' {
+    BeforeAll {
+        $script:SavedStateDir = $env:POWERPLAN_STATE_DIR
+        $env:POWERPLAN_STATE_DIR = $env:POWERPLAN_TEST_TLS_STATE_DIR
+    }
+    AfterAll { $env:POWERPLAN_STATE_DIR = $script:SavedStateDir }
+
     It 'reads and sets the plan over https when the certificate is trusted' {
         $s = Get-PowerPlanStatus -ComputerName localhost -Port $script:TlsPort -UseSsl
         $s.Owner | Should -Be 'simulated'

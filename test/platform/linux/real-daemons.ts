@@ -11,6 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { readAdminToken } from '../../support/processes.ts';
 
 export type Daemon = 'tuned' | 'power-profiles-daemon';
 
@@ -120,10 +121,14 @@ export const startNamespace = async (daemon: Daemon): Promise<Namespace> => {
         pending.set(id, resolve);
         child.stdin!.write(`${JSON.stringify({ id, run: argv })}\n`);
       }),
+    // As root's tools do: with the local administrator credential the service wrote.
     api: async <T>(method: string, path: string, body?: unknown, expect = 200) => {
       const res = await fetch(`${url}${path}`, {
         method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${readAdminToken(join(dir, 'state'))}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await res.text();

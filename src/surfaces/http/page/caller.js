@@ -22,30 +22,38 @@ export const may = (scope) => allows.includes(scope);
 /** Whether the service knows the caller with any scope at all. */
 export const anyScope = () => allows.length > 0;
 
-onTokenNeeded(
-  (message) =>
-    new Promise((resolve) => {
-      const dialog = byId('token', HTMLDialogElement);
-      const input = byId('token-input', HTMLInputElement);
-      const opener = document.activeElement;
-      byId('token-error').textContent = getToken() ? message || 'The token was refused.' : '';
-      input.value = '';
-      dialog.addEventListener(
-        'close',
-        () => {
-          const value = input.value.trim();
-          const ok = dialog.returnValue === 'ok' && value !== '';
-          if (ok) setToken(value);
-          dialog.returnValue = '';
-          if (opener instanceof HTMLElement) opener.focus();
-          resolve(ok);
-        },
-        { once: true },
-      );
-      dialog.showModal();
-      input.focus();
-    }),
-);
+/**
+ * Shows the token dialog; resolves true when a token was entered (and kept for this tab).
+ * @param {string | undefined} message why it is asked for (empty: asked by the reader)
+ * @returns {Promise<boolean>}
+ */
+const promptToken = (message) =>
+  new Promise((resolve) => {
+    const dialog = byId('token', HTMLDialogElement);
+    const input = byId('token-input', HTMLInputElement);
+    const opener = document.activeElement;
+    byId('token-error').textContent = getToken() ? message || 'The token was refused.' : '';
+    input.value = '';
+    dialog.addEventListener(
+      'close',
+      () => {
+        const value = input.value.trim();
+        const ok = dialog.returnValue === 'ok' && value !== '';
+        if (ok) setToken(value);
+        dialog.returnValue = '';
+        if (opener instanceof HTMLElement) opener.focus();
+        resolve(ok);
+      },
+      { once: true },
+    );
+    dialog.showModal();
+    input.focus();
+  });
+onTokenNeeded(promptToken);
+
+byId('sign-in').addEventListener('click', async () => {
+  if (await promptToken('')) location.reload();
+});
 
 byId('forget-token').addEventListener('click', () => {
   forgetToken();
@@ -59,7 +67,11 @@ export const loadCaller = () =>
     allows = me.allows;
     byId('whoami').textContent =
       me.name === 'local'
-        ? 'Local caller (no token file): every scope.'
-        : `Signed in as ${me.name} (${me.scopes.join(', ')}).`;
+        ? 'Local caller without a token: read only.'
+        : me.name === 'local-admin'
+          ? 'Signed in with the local administrator credential (control).'
+          : `Signed in as ${me.name} (${me.scopes.join(', ')}).`;
     byId('forget-token').hidden = !getToken();
+    // Without a token the page only reads; an administrator signs in with a token or admin.token.
+    byId('sign-in').hidden = me.name !== 'local' || Boolean(getToken());
   });
