@@ -1598,9 +1598,9 @@ export interface operations {
                 "application/json": {
                     /** @description The plan: its id (Windows GUID, tuned/PPD profile or governor name), a kind alias (high-performance, ultimate-performance, balanced, power-saver), a powercfg alias (SCHEME_MIN, SCHEME_MAX, SCHEME_BALANCED) or the exact plan name (case-insensitive). */
                     plan: string;
-                    /** @description How long to hold, as a duration: 90s, 45m, 2h, 1d, 1h30m (1 s to 7 days). Give this or durationSeconds. */
+                    /** @description How long to hold, as a duration: 90s, 45m, 2h, 1d, 1h30m (1 s to 7 days). Give this or `durationSeconds`. */
                     for?: string;
-                    /** @description How long to hold, in seconds (1 to 604800). Give this or for. */
+                    /** @description How long to hold, in seconds (1 to 604800). Give this or `for`. */
                     durationSeconds?: number;
                     /** @description Why the plan is held (shown in list_holds and the audit log), up to 200 characters. */
                     reason?: string;
@@ -2010,7 +2010,7 @@ export interface operations {
             query?: {
                 /** @description At most this many records, the most recent ones (1 to 1000, default 100). */
                 limit?: number;
-                /** @description Only records at or after this ISO 8601 time, e.g. 2025-01-31T00:00:00Z. */
+                /** @description Only records at or after this time: an ISO 8601 time (2025-01-31T00:00:00Z) or a duration ago (1h, 30m, 2d). */
                 since?: string;
             };
             header?: never;
