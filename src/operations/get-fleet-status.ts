@@ -1,7 +1,7 @@
 /** get_fleet_status: the power plan status of every agent of the fleet, in one call. */
 import { z } from 'zod';
 import { FleetStatus } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet.ts';
+import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { formatFleetStatus } from './fleet-format.ts';
 import { fleetSelection } from './inputs.ts';

@@ -1,7 +1,7 @@
 /** list_fleet_hosts: the agents the fleet file (and inventory) names, without asking them. */
 import { z } from 'zod';
 import { FleetHostList } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet.ts';
+import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { formatFleetHosts } from './fleet-format.ts';
 import { fleetSelection } from './inputs.ts';

@@ -1,7 +1,7 @@
 /** set_fleet_power_plan: set one plan on the named or tagged hosts of the fleet, each host reported. */
 import { z } from 'zod';
 import { FleetSetResult } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet.ts';
+import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation } from './define.ts';
 import { formatFleetSet } from './fleet-format.ts';
 import { fleetSelection, PlanRef } from './inputs.ts';

@@ -211,7 +211,10 @@ describe('safe defaults', () => {
   it('rejects half a TLS setup, bad CORS origins and bad frame-ancestors', async () => {
     for (const [env, re] of [
       [{ POWERPLAN_TLS_CERT: '/nonexistent.pem' }, /POWERPLAN_TLS_KEY/],
-      [{ POWERPLAN_TLS_CERT: '/nonexistent.pem', POWERPLAN_TLS_KEY: '/nonexistent.key' }, /cannot read/],
+      [
+        { POWERPLAN_TLS_CERT: '/nonexistent.pem', POWERPLAN_TLS_KEY: '/nonexistent.key' },
+        /POWERPLAN_TLS_CERT\) cannot be read/,
+      ],
       [{ POWERPLAN_CORS_ORIGINS: '*' }, /POWERPLAN_CORS_ORIGINS/],
       [{ POWERPLAN_CORS_ORIGINS: 'https://a.example/path' }, /POWERPLAN_CORS_ORIGINS/],
       [{ POWERPLAN_FRAME_ANCESTORS: "'self' javascript:" }, /POWERPLAN_FRAME_ANCESTORS/],

@@ -6,11 +6,11 @@
  * others still answer; a fleet file that is not valid fails as a whole, naming host and field.
  */
 import { dirname, resolve } from 'node:path';
-import { type Config, secretFromEnvironment } from '../config.ts';
-import { describeZodError, PowerPlanError } from '../domain/errors.ts';
-import { FLEET_NAME, FleetFile, type FleetHostEntry } from '../domain/fleet.ts';
-import { readCarefully } from '../lib/careful-file.ts';
-import { type RunFn, runCommand } from '../lib/run-command.ts';
+import { type Config, secretFromEnvironment } from '../../config.ts';
+import { describeZodError, PowerPlanError } from '../../domain/errors.ts';
+import { FLEET_NAME, FleetFile, type FleetHostEntry } from '../../domain/fleet.ts';
+import { readCarefully } from '../../lib/careful-file.ts';
+import { type RunFn, runCommand } from '../../lib/run-command.ts';
 
 /** One agent, ready to be asked. `token` never leaves this process except to this host's URL. */
 export interface FleetTarget {

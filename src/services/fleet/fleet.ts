@@ -6,8 +6,8 @@
  */
 import { setMaxListeners } from 'node:events';
 import type http from 'node:http';
-import type { Config } from '../config.ts';
-import { PowerPlanError } from '../domain/errors.ts';
+import type { Config } from '../../config.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
 import type {
   FleetHostList,
   FleetHostStatus,
@@ -15,14 +15,14 @@ import type {
   FleetSetResult,
   FleetStatus,
   PrometheusTargets,
-} from '../domain/fleet.ts';
-import { SetPlanResult } from '../domain/schemas.ts';
-import type { Logger } from '../lib/log.ts';
-import { type RunFn, runCommand } from '../lib/run-command.ts';
-import { linkedSignal } from '../lib/signal.ts';
-import { AgentFailure, asAgentFailure } from './fleet-failure.ts';
-import { type Fleet, type FleetTarget, loadFleet } from './fleet-file.ts';
-import { expect, hostStatus } from './fleet-status.ts';
+} from '../../domain/fleet.ts';
+import { SetPlanResult } from '../../domain/schemas.ts';
+import type { Logger } from '../../lib/log.ts';
+import { type RunFn, runCommand } from '../../lib/run-command.ts';
+import { linkedSignal } from '../../lib/signal.ts';
+import { AgentFailure, asAgentFailure } from './failure.ts';
+import { type Fleet, type FleetTarget, loadFleet } from './file.ts';
+import { expect, hostStatus } from './status.ts';
 
 export const STATUS_CACHE_MS = 3_000;
 /** The loaded fleet (files, tokens, the inventory's subprocess) is reused this long. */
@@ -112,9 +112,9 @@ export class FleetService {
   }
 
   /** The HTTP client (node:http/https), loaded on the first fleet call. */
-  private client: Promise<typeof import('./fleet-client.ts')> | undefined;
+  private client: Promise<typeof import('./client.ts')> | undefined;
 
-  private agent(t: FleetTarget, client: typeof import('./fleet-client.ts')): http.Agent {
+  private agent(t: FleetTarget, client: typeof import('./client.ts')): http.Agent {
     // Keyed by everything that decides the connection, so an edited fleet file gets a fresh agent.
     const key = `${t.name}\n${t.url}\n${t.ca ?? ''}`;
     let a = this.agents.get(key);
@@ -142,7 +142,7 @@ export class FleetService {
       ms,
     );
     try {
-      this.client ??= import('./fleet-client.ts');
+      this.client ??= import('./client.ts');
       const client = await this.client;
       return await fn((path, method = 'GET', body) =>
         client.askAgent(t, this.agent(t, client), { method, path, body, signal: link.signal }),

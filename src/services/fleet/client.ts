@@ -7,10 +7,10 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { FleetError } from '../domain/fleet.ts';
-import { version } from '../version.ts';
-import { AgentFailure } from './fleet-failure.ts';
-import type { FleetTarget } from './fleet-file.ts';
+import type { FleetError } from '../../domain/fleet.ts';
+import { version } from '../../version.ts';
+import { AgentFailure } from './failure.ts';
+import type { FleetTarget } from './file.ts';
 
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
