@@ -885,10 +885,12 @@ export interface components {
             url: string;
             tags: string[];
             status: components["schemas"]["FleetHostReachability"];
-            /** @description ISO 8601 time the agent was asked (answers are cached for a few seconds). */
+            /** @description ISO 8601 time the agent was asked (answers are cached for a few seconds); from Prometheus, the time of its last scrape. */
             checkedAt: string;
-            /** @description How long the agent took to answer, or until it was given up. */
+            /** @description How long the agent took to answer, or until it was given up (from Prometheus: the scrape). */
             durationMs: number;
+            /** @description From Prometheus only: ISO 8601 time of the host's newest sample (its last good scrape); for an unreachable host, how old the last known state is; null when none is left within the lookback. */
+            lastSampleAt?: string | null;
             /** @description The plan in force; null when not ok or the host exposes no plan. */
             plan: {
                 /** @description Stable identifier: the lowercase GUID on Windows, the profile or governor name on Linux. */
@@ -950,8 +952,23 @@ export interface components {
             };
             hosts: components["schemas"]["FleetSetHost"][];
         };
+        /** @description Where a fleet answer comes from. */
+        FleetSource: {
+            /**
+             * @description agents: every agent was asked; prometheus: the answer comes from Prometheus' latest scrapes.
+             * @enum {string}
+             */
+            kind: "agents" | "prometheus";
+            /** @description The fleet file and/or Ansible inventory, or the Prometheus URL. */
+            name: string;
+            /** @description Prometheus: the ISO 8601 instant the queries were evaluated at. */
+            evaluatedAt?: string;
+            /** @description Prometheus: how many instant queries the answer took. */
+            queries?: number;
+        };
         /** @description The power plan status of every agent asked, with counts. */
         FleetStatus: {
+            source: components["schemas"]["FleetSource"];
             /** @description Counts over the hosts asked. */
             summary: {
                 total: number;
@@ -1066,7 +1083,7 @@ export interface components {
             /** @description What went wrong and what to do next. */
             detail: string;
             /** @enum {string} */
-            code: "invalid_input" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "busy" | "payload_too_large" | "unsupported_media_type" | "unsupported" | "os_error" | "timeout" | "cancelled" | "internal";
+            code: "invalid_input" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "busy" | "payload_too_large" | "unsupported_media_type" | "unsupported" | "os_error" | "upstream" | "timeout" | "cancelled" | "internal";
             /** @description Machine-readable facts, e.g. the available plans. */
             details?: {
                 [key: string]: unknown;

@@ -5,9 +5,12 @@
  * needs a token like the API, while /docs and /openapi.json stay public.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { createApp } from '../../src/surfaces/http/app.ts';
+import { call } from '../support/call.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
+import { hasPrometheus, PROMTOOL } from '../support/prometheus.ts';
 import { servedProcess } from '../support/server.ts';
 import { findPrometheusPython, type ParsedFamily, parsePrometheusText, requireTool } from './tools.ts';
 
@@ -125,6 +128,33 @@ describe('GET /metrics on the simulated backend', () => {
     // Default process metrics, on the app's own registry.
     assert.ok(families.some((f) => f.name === 'process_cpu_seconds'));
     assert.ok(families.some((f) => f.name === 'nodejs_eventloop_lag_seconds'));
+  });
+
+  it("exposes what the fleet status needs (advice, settable, desired status), named as promtool's linter wants", async (ctx) => {
+    if (!requireTool(ctx, hasPrometheus, 'promtool', 'apt-get install prometheus')) return;
+    await call(t.deps, 'set_desired_power_plan', { plan: 'power-saver' });
+    try {
+      const text = await (await app.request('/metrics')).text();
+      assert.match(text, /^powerplan_plan_settable 1$/m);
+      // The simulated machine on High performance: the database advice keeps it.
+      assert.match(text, /^powerplan_plan_change_recommended 0$/m);
+      assert.match(
+        text,
+        /^powerplan_recommended_plan_info\{id="[^"]+",name="High performance",kind="high-performance"\} 1$/m,
+      );
+      assert.match(text, /^powerplan_desired_plan_status\{status="drift"\} 1$/m);
+      assert.match(text, /^powerplan_desired_plan_status\{status="in-desired-state"\} 0$/m);
+      // promtool's linter on this product's families (process and runtime metrics are prom-client's).
+      const own = text
+        .split('\n')
+        .filter((l) => /^(# (HELP|TYPE) )?powerplan_/.test(l))
+        .join('\n');
+      const lint = spawnSync(PROMTOOL, ['check', 'metrics'], { input: `${own}\n`, encoding: 'utf8' });
+      assert.equal(`${lint.stdout}${lint.stderr}`.trim(), '', 'promtool check metrics found problems');
+      assert.equal(lint.status, 0);
+    } finally {
+      await call(t.deps, 'set_desired_power_plan', { plan: null });
+    }
   });
 
   it('keeps its own registry: a second app starts from zero', async () => {
