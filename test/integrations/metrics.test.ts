@@ -5,12 +5,10 @@
  * needs a token like the API, while /docs and /openapi.json stay public.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { call } from '../support/call.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
-import { hasPrometheus, PROMTOOL } from '../support/prometheus.ts';
 import { servedProcess } from '../support/server.ts';
 import { findPrometheusPython, type ParsedFamily, parsePrometheusText, requireTool } from './tools.ts';
 
@@ -130,8 +128,7 @@ describe('GET /metrics on the simulated backend', () => {
     assert.ok(families.some((f) => f.name === 'nodejs_eventloop_lag_seconds'));
   });
 
-  it("exposes what the fleet status needs (advice, settable, desired status), named as promtool's linter wants", async (ctx) => {
-    if (!requireTool(ctx, hasPrometheus, 'promtool', 'apt-get install prometheus')) return;
+  it('exposes what the fleet status needs: the advice, whether the plan can be set, the desired status', async () => {
     await call(t.deps, 'set_desired_power_plan', { plan: 'power-saver' });
     try {
       const text = await (await app.request('/metrics')).text();
@@ -144,14 +141,6 @@ describe('GET /metrics on the simulated backend', () => {
       );
       assert.match(text, /^powerplan_desired_plan_status\{status="drift"\} 1$/m);
       assert.match(text, /^powerplan_desired_plan_status\{status="in-desired-state"\} 0$/m);
-      // promtool's linter on this product's families (process and runtime metrics are prom-client's).
-      const own = text
-        .split('\n')
-        .filter((l) => /^(# (HELP|TYPE) )?powerplan_/.test(l))
-        .join('\n');
-      const lint = spawnSync(PROMTOOL, ['check', 'metrics'], { input: `${own}\n`, encoding: 'utf8' });
-      assert.equal(`${lint.stdout}${lint.stderr}`.trim(), '', 'promtool check metrics found problems');
-      assert.equal(lint.status, 0);
     } finally {
       await call(t.deps, 'set_desired_power_plan', { plan: null });
     }
