@@ -8,6 +8,9 @@
 import { z } from 'zod';
 import { AcDc } from './acdc.ts';
 
+/** The kernel's "no limit" value of /dev/cpu_dma_latency (PM_QOS_CPU_LATENCY_DEFAULT_VALUE, us). */
+export const NO_LATENCY_LIMIT_US = 2_000_000_000;
+
 export const IdleState = z
   .object({
     index: z.number().int().describe('Position of the state, shallowest first (Linux state<N>).'),

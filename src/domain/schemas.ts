@@ -217,6 +217,9 @@ export const ActivePlan = z
       'The idle states (C-states) and their wake-up cost; absent where the backend cannot read them.',
     ),
     control: Control.optional().describe('Who controls the processor (OS, firmware, hypervisor) and why.'),
+    effective: Effective.optional().describe(
+      'The read-back after this service last switched to the plan in force: what did not take effect (absent when it did not switch to it).',
+    ),
   })
   .meta({
     id: 'ActivePlan',

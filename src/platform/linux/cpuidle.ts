@@ -6,11 +6,15 @@
  */
 import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Control, ControlEvidence, IdleState, IdleStates, PmQos } from '../../domain/idle.ts';
+import {
+  type Control,
+  type ControlEvidence,
+  type IdleState,
+  type IdleStates,
+  NO_LATENCY_LIMIT_US,
+  type PmQos,
+} from '../../domain/idle.ts';
 import { readAttr, type SysfsState } from './sysfs.ts';
-
-/** The kernel's "no limit" value of /dev/cpu_dma_latency (PM_QOS_CPU_LATENCY_DEFAULT_VALUE). */
-export const NO_LATENCY_LIMIT_US = 2_000_000_000;
 
 const int = (s: string | null): number | null => (s !== null && /^\d+$/.test(s) ? Number(s) : null);
 

@@ -36,7 +36,8 @@ export const parseTunedLog = (log: string): Mismatch[] => {
   const lines = log.split(/\r?\n/);
   let start = 0;
   lines.forEach((l, i) => {
-    if (/static tuning from profile|Applying|active and recommended profile/i.test(l)) start = i;
+    // tuned logs "loading profile: <name>" when a switch starts (tuned/profiles/loader.py).
+    if (/loading profiles?: /.test(l)) start = i;
   });
   const out: Mismatch[] = [];
   for (const l of lines.slice(start)) {

@@ -226,8 +226,9 @@ describe("tuned's verify log", () => {
   it('turns failed verifications and unknown options into mismatches, from the last profile switch on', () => {
     const log = [
       "2024-05-01 10:00:00,000 ERROR    tuned.plugins.base: verify: failed: 'old' = '1', expected '2'",
-      "2024-05-01 10:01:00,000 INFO     tuned.daemon.daemon: static tuning from profile 'latency-performance' applied",
+      '2024-05-01 10:01:00,000 INFO     tuned.profiles.loader: loading profile: latency-performance',
       "2024-05-01 10:01:00,001 WARNING  tuned.plugins.base: Unknown option 'min_pef_pct' for plugin 'CPULatencyPlugin'.",
+      "2024-05-01 10:01:00,002 INFO     tuned.daemon.daemon: static tuning from profile 'latency-performance' applied",
       "2024-05-01 10:01:05,000 ERROR    tuned.plugins.base: verify: failed: device cpu0: 'governor' = 'powersave', expected 'performance'",
       "2024-05-01 10:01:05,001 INFO     tuned.plugins.base: verify: passed: 'force_latency' = '1'",
     ].join('\n');
