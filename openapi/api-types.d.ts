@@ -53,12 +53,12 @@ export interface paths {
         };
         /**
          * Active power plan
-         * @description Returns the plan in force with its effective processor settings (minimum/maximum processor state, boost, energy performance preference on Windows; governor, driver, EPP, turbo, platform profile on Linux; null where not exposed), who owns the setting (powercfg, group policy, tuned, power-profiles-daemon, sysfs, firmware) and whether this service can change it, with the reason when it cannot. Warns when a damaged restore journal was kept aside (a restore may be pending). Read-only and cheap.
+         * @description Returns the plan in force with its effective processor settings (minimum/maximum processor state, boost, energy performance preference on Windows; governor, driver, EPP, turbo, platform profile on Linux; null where not exposed), who owns the setting (powercfg, group policy, tuned, power-profiles-daemon, sysfs, firmware) and whether this service can change it, with the reason when it cannot; the idle states (Linux cpuidle states with exit latency, residency and share of idle time, PM QoS limits; Windows idle settings), who controls the processor (OS, firmware, hypervisor, with the evidence: Windows events 55/37, Linux bios_limit / intel_pstate), and the read-back of the last switch (settings that did not take effect). An edited built-in plan is marked `edited` with its differences. Warns when a damaged restore journal was kept aside (a restore may be pending). Read-only and cheap.
          */
         get: operations["get_active_power_plan"];
         /**
          * Set the active power plan
-         * @description Makes a plan active. Accepts a plan id, a kind alias such as high-performance, a powercfg alias or an exact name, and always answers with the resolved id. Try it with dryRun: true first: that says what would change and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches nothing. Changes are audited and serialized with other plan changes. With create: true, a missing Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change is refused with a conflict unless force: true, which ends them.
+         * @description Makes a plan active. Accepts a plan id, a kind alias such as high-performance, a powercfg alias or an exact name, and always answers with the resolved id. Try it with dryRun: true first: that says what would change and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches nothing. Changes are audited and serialized with other plan changes. With create: true, a missing Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change is refused with a conflict unless force: true, which ends them. After the switch the settings that matter are read back (Windows: the processor and idle settings and any group policy pinning one of them; Linux: governor, EPP, platform profile, `tuned-adm verify`): `effective.mismatches` lists what did not take effect, with the probable cause, and each mismatch adds a warning.
          */
         put: operations["set_power_plan"];
         post?: never;
@@ -390,6 +390,8 @@ export interface components {
             idle?: components["schemas"]["IdleStates"];
             /** @description Who controls the processor (OS, firmware, hypervisor) and why. */
             control?: components["schemas"]["Control"];
+            /** @description The read-back after this service last switched to the plan in force: what did not take effect (absent when it did not switch to it). */
+            effective?: components["schemas"]["Effective"];
         };
         /** @description One exact way to apply the advice. */
         AdviceAction: {
@@ -484,6 +486,8 @@ export interface components {
             result: "changed" | "failed" | "restored" | "created" | "detected";
             /** @description Why it failed (result `failed`). */
             error?: string;
+            /** @description Settings read back after the switch that are not as the plan asks (the change did not fully take effect). */
+            mismatches?: components["schemas"]["Mismatch"][];
         };
         /**
          * @description Which power backend answers.
@@ -560,12 +564,27 @@ export interface components {
             /** @description Newest first. */
             benchmarks: components["schemas"]["BenchmarkSummary"][];
         };
+        /** @description Median, tail and worst case of one measured quantity. */
+        BenchmarkPercentiles: {
+            /** @description Unit of p50, p99 and max, e.g. us or ratio. */
+            unit: string;
+            /** @description Number of samples. */
+            n: number;
+            /** @description Median. */
+            p50: number;
+            /** @description 99th percentile (linear interpolation): the slow tail a busy server feels. */
+            p99: number;
+            /** @description Largest sample. */
+            max: number;
+        };
         /** @description The figures of each phase, in the order they ran. */
         BenchmarkPhases: {
             calibration: components["schemas"]["BenchmarkCalibration"];
             warmBaseline: components["schemas"]["BenchmarkWarmBaseline"];
             /** @description One entry per idle gap, shortest first. */
             burstsAfterIdle: components["schemas"]["BenchmarkIdleGap"][];
+            /** @description The wake-up probe (absent in results of earlier versions). */
+            wakeUp?: components["schemas"]["BenchmarkWakeUp"];
             sustainedSingle: components["schemas"]["BenchmarkSustainedSingle"];
             sustainedAllCore: components["schemas"]["BenchmarkSustainedAllCore"];
         };
@@ -642,6 +661,10 @@ export interface components {
             burstPenaltyPercent: number;
             /** @description True when any phase was flagged noisy. */
             noisy: boolean;
+            /** @description Median wake-up cost per request over the 0.1-10 ms gaps (us): overshoot plus first-unit slowdown. */
+            wakeUpUs?: number;
+            /** @description Both halves in one line: "wake-up: +X us per request; ramp: +Y% for Z ms". */
+            headline?: string;
         };
         /** @description Sustained throughput of all threads at once. */
         BenchmarkSustainedAllCore: {
@@ -672,6 +695,28 @@ export interface components {
             slices: components["schemas"]["BenchmarkStats"];
             /** @description True when the spread of this phase is too wide to trust; advice must not rest on it. */
             noisy: boolean;
+        };
+        /** @description The wake-up probe after one idle gap. */
+        BenchmarkWakeGap: {
+            /** @description How long the thread slept in the kernel before waking (us). */
+            gapUs: number;
+            /** @description Timer overshoot: how much later than asked the sleeping thread ran again (us); idle-state exit latency, timer slack and scheduling show here. */
+            overshootUs: components["schemas"]["BenchmarkPercentiles"];
+            /** @description Time of the first small unit of work after waking (us). */
+            firstUnitUs: components["schemas"]["BenchmarkPercentiles"];
+            /** @description That time divided by the warm median of the same unit (ratio; 1 = as fast as warm): cold caches and a lowered clock. */
+            firstUnitSlowdown: components["schemas"]["BenchmarkPercentiles"];
+            /** @description What one request pays after this gap: overshoot plus the extra time of the first unit over warm (us). */
+            costUs: components["schemas"]["BenchmarkPercentiles"];
+        };
+        /** @description The other half of what a plan costs: how late a sleeping thread wakes and how slow its first work runs, after gaps of 0.1-10 ms (idle states, not the clock ramp). */
+        BenchmarkWakeUp: {
+            /** @description Warm median of the small unit the probe times after each wake-up (us). */
+            unitUs: components["schemas"]["BenchmarkFigure"];
+            /** @description Samples per gap (the gaps are interleaved round by round). */
+            rounds: number;
+            /** @description One entry per idle gap, shortest first (0.1 to 10 ms). */
+            gaps: components["schemas"]["BenchmarkWakeGap"][];
         };
         /** @description The best this core does now: bursts timed back to back after a warm-up spin. */
         BenchmarkWarmBaseline: {
@@ -966,6 +1011,12 @@ export interface components {
                 /** @description The kind of the recommended plan. */
                 kind: components["schemas"]["PlanKind"] | null;
             } | null;
+            /** @description True when the plan in force is a built-in plan whose key settings were edited; null when unknown. */
+            edited?: boolean | null;
+            /** @description Settings that did not take effect at the agent's last switch (0: it took effect); null when not checked. */
+            mismatches?: number | null;
+            /** @description Who decides the processor clock and idle states there. */
+            controlledBy?: ("os" | "firmware" | "hypervisor" | "unknown") | null;
             /** @description Present when status is not ok. */
             error?: components["schemas"]["FleetError"];
         };

@@ -146,6 +146,7 @@ export const configHelp: Record<keyof Config, string> = {
     'audit log, benchmark history, holds, journals (default /var/lib/powerplan as root, %ProgramData%\\powerplan on Windows)',
   powercfg: 'powercfg.exe to run (Windows; never looked up on PATH)',
   reg: 'reg.exe for group policy and the code page (Windows)',
+  wevtutil: 'wevtutil.exe for the processor power events 55/37 (Windows)',
   codepage: 'OEM code page of powercfg output (Windows; default from the registry)',
   sysfsRoot: 'sysfs root the Linux backend reads (default /sys)',
   procfsRoot: 'procfs root read for virtualization hints (default /proc)',
