@@ -27,10 +27,14 @@ function Get-PowerPlanLocalCredential {
     if (-not $dir) {
         if ($env:ProgramData) { $dir = Join-Path $env:ProgramData 'powerplan' } else { $dir = '/var/lib/powerplan' }
     }
+    $file = Join-Path $dir 'admin.token'
+    if (-not [System.IO.File]::Exists($file)) { return $null }
     try {
-        $text = [System.IO.File]::ReadAllText((Join-Path $dir 'admin.token')).Trim()
+        $text = [System.IO.File]::ReadAllText($file).Trim()
     }
     catch {
+        # Not readable here (not elevated): no credential, and no record of it left in $Error.
+        Remove-CaughtError $_
         return $null
     }
     if ($text -match '^pp_[A-Za-z0-9_-]{43}$') { return $text }

@@ -11,32 +11,11 @@ from ansible.module_utils.urls import fetch_url
 SERVICE_ARGS = dict(
     url=dict(type='str', default='http://127.0.0.1:8750'),
     token=dict(type='str', no_log=True),
+    admin_token_file=dict(type='path'),
     validate_certs=dict(type='bool', default=True),
     ca_path=dict(type='path'),
     timeout=dict(type='int', default=30),
-    state_dir=dict(type='path'),
 )
-
-LOOPBACK = re.compile(r'^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1)$', re.IGNORECASE)
-TOKEN = re.compile(r'^pp_[A-Za-z0-9_-]{43}$')
-
-
-def local_credential(url, state_dir=None):
-    """The service's local administrator credential (admin.token in its state directory), for a
-    service on this host; None when it is another host's or the file cannot be read (no become)."""
-    if not LOOPBACK.match(urlsplit(url).hostname or ''):
-        return None
-    if not state_dir:
-        if os.name == 'nt':
-            state_dir = os.path.join(os.environ.get('ProgramData', 'C:\\ProgramData'), 'powerplan')
-        else:
-            state_dir = '/var/lib/powerplan'
-    try:
-        with open(os.path.join(state_dir, 'admin.token'), encoding='ascii') as f:
-            token = f.read().strip()
-    except (OSError, ValueError):
-        return None
-    return token if TOKEN.match(token) else None
 
 
 def service_args(**extra):
@@ -64,12 +43,39 @@ class ServiceError(Exception):
         module.fail_json(msg=self.msg, status=self.status, code=self.code, problem=self.problem, **result)
 
 
+LOOPBACK = ('127.0.0.1', 'localhost', '::1')
+ADMIN_TOKEN = re.compile(r'^pp_[A-Za-z0-9_-]{43}$')
+
+
+def admin_token_path(params):
+    """Where the service on this host keeps its local administrator credential."""
+    if params.get('admin_token_file'):
+        return params['admin_token_file']
+    return os.path.join(os.environ.get('POWERPLAN_STATE_DIR') or '/var/lib/powerplan', 'admin.token')
+
+
+def local_admin_token(params):
+    """
+    The service's local administrator credential (control scope), for a service on this host
+    only: it counts from loopback callers alone, so it is never sent anywhere else. Readable by
+    root (become: true); for anyone else, or when absent, None, and the call goes without a token
+    (which the service answers for reading only).
+    """
+    if urlsplit(params['url']).hostname not in LOOPBACK:
+        return None
+    try:
+        with open(admin_token_path(params), encoding='ascii') as f:
+            text = f.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if ADMIN_TOKEN.match(text) else None
+
+
 class Service:
     def __init__(self, module):
         self.module = module
         self.base = module.params['url'].rstrip('/')
-        # Without a token: the local administrator credential when this user can read it (root).
-        self.token = module.params.get('token') or local_credential(self.base, module.params.get('state_dir'))
+        self.token = module.params.get('token') or local_admin_token(module.params)
 
     def request(self, method, path, body=None, timeout=None):
         """One call; returns the JSON answer of a 2xx, raises ServiceError otherwise."""
