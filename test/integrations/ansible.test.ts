@@ -349,6 +349,9 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
 
   it('the benchmark (powerplan_benchmark) picks the credential up too, and every change is audited as local-admin', async (ctx) => {
     if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    const stored = async () =>
+      ((await (await fetch(`${url('agent_b')}/v1/benchmarks`)).json()) as { total: number }).total;
+    const before = await stored();
     const r = await site([
       '--limit',
       'agent_b',
@@ -361,8 +364,7 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
     ]);
     assert.equal(r.recap.agent_b.failed, 0, r.output);
     assert.doesNotMatch(r.output, /pp_[A-Za-z0-9_-]{43}/, 'the credential is never printed');
-    const list = (await (await fetch(`${url('agent_b')}/v1/benchmarks`)).json()) as { total: number };
-    assert.equal(list.total, 1);
+    assert.equal(await stored(), before + 1);
     const audit = (await agents.agent_b!.deps.deps.store.readLines('audit.jsonl')) as {
       caller: string;
       result: string;

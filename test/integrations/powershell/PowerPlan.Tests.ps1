@@ -153,7 +153,9 @@ Describe 'Set-PowerPlan' {
     }
 
     It 'a hold in force: PowerPlan.conflict naming the hold and -Force; -Force sets the plan and ends the hold' {
-        $hold = Invoke-RestMethod -UseBasicParsing "http://127.0.0.1:$($script:Port)/v1/holds" -Method Post -ContentType 'application/json' -Body '{"plan":"power-saver","for":"1h","reason":"pester"}'
+        # A hold needs control: as root, with the service's local administrator credential.
+        $admin = @{ Authorization = 'Bearer ' + ([System.IO.File]::ReadAllText((Join-Path $env:POWERPLAN_STATE_DIR 'admin.token')).Trim()) }
+        $hold = Invoke-RestMethod -UseBasicParsing "http://127.0.0.1:$($script:Port)/v1/holds" -Method Post -ContentType 'application/json' -Headers $admin -Body '{"plan":"power-saver","for":"1h","reason":"pester"}'
         $err = $null
         try { Set-PowerPlan high-performance -Port $script:Port -Confirm:$false } catch { $err = $_ }
         $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.conflict,Set-PowerPlan'
