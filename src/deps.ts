@@ -46,7 +46,9 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
   const planChange = overrides.planChange ?? new PlanChangeService({ store, backend, log, config });
   // One timer for the background work of the service (hold expiry, desired-state checks).
   const schedule = new Schedule();
-  const holds = overrides.holds ?? new HoldsService({ planChange, backend, log, store, schedule });
+  const holds =
+    overrides.holds ??
+    new HoldsService({ planChange, backend, log, store, schedule, maxHolds: config.maxHolds });
   const desired =
     overrides.desired ?? new DesiredService({ store, backend, log, config, planChange, holds, schedule });
   const comparisons = overrides.comparisons ?? new ComparisonService();

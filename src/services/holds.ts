@@ -33,8 +33,24 @@ const toHold = (h: HoldRecord, now: number): Hold => ({
   secondsRemaining: Math.max(0, Math.ceil((Date.parse(h.expiresAt) - now) / 1000)),
 });
 
+/** How many holds a message or a problem's details name; the rest are counted. */
+const SHOWN = 3;
+
+/** The first few holds by id, plan, expiry and creator, and how many more there are. */
 const describeHolds = (holds: readonly HoldRecord[]) =>
-  holds.map((h) => `${h.id} (${h.planName} until ${h.expiresAt}, by ${h.createdBy})`).join(', ');
+  holds
+    .slice(0, SHOWN)
+    .map((h) => `${h.id} (${h.planName} until ${h.expiresAt}, by ${h.createdBy})`)
+    .join(', ') + (holds.length > SHOWN ? ` and ${holds.length - SHOWN} more` : '');
+
+/** The details of a refusal naming holds: the first few, and their number. */
+const holdDetails = (holds: readonly HoldRecord[]) => ({
+  holds: holds.slice(0, SHOWN).map((h) => toHold(h, Date.now())),
+  holdsInForce: holds.length,
+});
+
+/** Live holds kept at most (POWERPLAN_MAX_HOLDS), so that no caller can grow the journal without bound. */
+export const DEFAULT_MAX_HOLDS = 100;
 
 /** True when the journal asks for work now: an expired hold, a restore still owed, a dead comparison's restore. */
 const due = (j: RestoreJournal | undefined, now: number) =>
@@ -48,6 +64,8 @@ export interface HoldsOptions {
   store: Store;
   /** The service's one timer (shared with the desired-state checks). */
   schedule: Schedule;
+  /** Live holds kept at most; a further one is refused (default DEFAULT_MAX_HOLDS). */
+  maxHolds?: number;
 }
 
 export class HoldsService {
@@ -66,7 +84,10 @@ export class HoldsService {
     this.log = o.log;
     this.store = o.store;
     this.timers = o.schedule;
+    this.maxHolds = o.maxHolds ?? DEFAULT_MAX_HOLDS;
   }
+
+  private readonly maxHolds: number;
 
   /** The holds in force now, without changing anything (for read-only answers and dry runs). */
   async live(now = Date.now()): Promise<HoldRecord[]> {
@@ -129,7 +150,15 @@ export class HoldsService {
           'conflict',
           `${held[0]!.planName} (${held[0]!.planId}) is held until ${until} by ${describeHolds(held)}. ` +
             'Hold the same plan, or release those holds first (release_power_plan).',
-          { holds: held.map((h) => toHold(h, Date.now())) },
+          holdDetails(held),
+        );
+      }
+      if (held.length >= this.maxHolds) {
+        throw new PowerPlanError(
+          'conflict',
+          `${held.length} holds are in force, the most this service keeps (POWERPLAN_MAX_HOLDS=${this.maxHolds}): ` +
+            `${describeHolds(held)}. Release some first (release_power_plan).`,
+          holdDetails(held),
         );
       }
       const state = await this.backend.getActive();
@@ -265,7 +294,7 @@ export class HoldsService {
         'conflict',
         `The plan is held: ${describeHolds(held)}. Release the holds (release_power_plan), or repeat with ` +
           'force: true (CLI: --force) to end them; the plan you set then stays and nothing is restored.',
-        { holds: held.map((h) => toHold(h, Date.now())) },
+        holdDetails(held),
       );
     }
     const ending = `${held.length === 1 ? 'hold' : 'holds'} ${held.map((h) => h.id).join(', ')}`;
