@@ -75,7 +75,10 @@ describe('GET /metrics on the simulated backend', () => {
     assert.equal(info.samples[0]!.value, 1);
     // The switch was read back: every setting in force; the simulated server's OS decides.
     assert.equal(sample(family(families, 'powerplan_plan_settings_not_in_force'))?.value, 0);
-    assert.equal(sample(family(families, 'powerplan_processor_control_info'), { decided_by: 'os' })?.value, 1);
+    assert.equal(
+      sample(family(families, 'powerplan_processor_control_info'), { decided_by: 'os' })?.value,
+      1,
+    );
     const wake = family(families, 'powerplan_benchmark_wakeup_seconds');
     assert.ok(sample(wake, { gap_seconds: '0.001', percentile: '99' }), 'p99 wake-up cost at the 1 ms gap');
     assert.equal(sample(family(families, 'powerplan_backend_up'))?.value, 1);
