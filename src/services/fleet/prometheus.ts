@@ -16,6 +16,7 @@ import {
   type FleetStatus,
 } from '../../domain/fleet.ts';
 import { Owner, PlanKind } from '../../domain/schemas.ts';
+import { mapLimited } from '../../lib/map-limited.ts';
 import { exchange } from './client.ts';
 import { asAgentFailure } from './failure.ts';
 import type { PrometheusTarget } from './file.ts';
@@ -115,33 +116,36 @@ export const instantQuery = async (ask: PrometheusAsk, query: string, time: numb
 /** PromQL string literal of a fixed set of names, for `label=~"..."`. */
 const anyOf = (names: string[]) => `"^(?:${names.map((n) => n.replaceAll('.', '\\\\.')).join('|')})$"`;
 
-/** The queries of the status: each aggregated to the host label (and the labels it reads). */
+/**
+ * The queries of the status, each aggregated to the host label (and the labels it reads), so that
+ * each answers one small series per host. `numbers` have one value per host.
+ */
 export const statusQueries = (t: PrometheusTarget) => {
   const sel = t.selector;
   const H = t.hostLabel;
-  const facts = [
-    'scrape_duration_seconds',
-    'powerplan_backend_up',
-    'powerplan_policy_managed',
-    'powerplan_plan_settable',
-    'powerplan_holds_active',
-    'powerplan_plan_change_recommended',
-  ];
+  const perHost = (expr: string) => `max by (${H}) (${expr})`;
   return {
     /** Every host scraped within the lookback, with its tags and address. */
     seen: `max by (${H}, ${t.tagsLabel}, instance) (last_over_time(up{${sel}}[${t.lookback}]))`,
-    up: `max by (${H}) (up{${sel}})`,
-    scrapedAt: `max by (${H}) (timestamp(up{${sel}}))`,
-    facts: `max by (__name__, ${H}) ({__name__=~"${facts.join('|')}", ${sel}})`,
+    numbers: {
+      up: perHost(`up{${sel}}`),
+      scrapedAt: perHost(`timestamp(up{${sel}})`),
+      scrapeSeconds: perHost(`scrape_duration_seconds{${sel}}`),
+      backendUp: perHost(`powerplan_backend_up{${sel}}`),
+      policyManaged: perHost(`powerplan_policy_managed{${sel}}`),
+      settable: perHost(`powerplan_plan_settable{${sel}}`),
+      holds: perHost(`powerplan_holds_active{${sel}}`),
+      changeRecommended: perHost(`powerplan_plan_change_recommended{${sel}}`),
+    },
     plan: `max by (${H}, id, name, kind, owner) (powerplan_active_plan_info{${sel}})`,
     advice: `max by (${H}, id, name, kind) (powerplan_recommended_plan_info{${sel}})`,
     desired: `max by (${H}, status) (powerplan_desired_plan_status{${sel}}) == 1`,
     burst: `max by (${H}, gap_seconds) (powerplan_benchmark_burst_penalty_ratio{${sel}})`,
     /** The newest sample of the agent's own series (stale-marked when a scrape fails). */
     lastSample: (hosts?: string[]) =>
-      `max by (${H}) (max_over_time(timestamp(powerplan_backend_up{${sel}${
-        hosts ? `, ${H}=~${anyOf(hosts)}` : ''
-      }})[${t.lookback}:${LAST_SAMPLE_STEP}]))`,
+      perHost(
+        `max_over_time(timestamp(powerplan_backend_up{${sel}${hosts ? `, ${H}=~${anyOf(hosts)}` : ''}})[${t.lookback}:${LAST_SAMPLE_STEP}])`,
+      ),
   };
 };
 
@@ -154,24 +158,31 @@ const tagsOf = (text: string | undefined): string[] =>
     .filter((t) => FLEET_NAME.test(t))
     .sort();
 
-/** Samples by host (the host label's value); hosts that are not valid fleet names are left out. */
-const byHost = (samples: Sample[], hostLabel: string): Map<string, Sample[]> => {
-  const out = new Map<string, Sample[]>();
-  for (const s of samples) {
-    const name = s.metric[hostLabel];
-    if (!name || !FLEET_NAME.test(name)) continue;
-    const list = out.get(name);
-    if (list) list.push(s);
-    else out.set(name, [s]);
-  }
-  return out;
-};
-
-const num = (s: Sample | undefined): number | null => {
-  if (!s) return null;
+const num = (s: Sample): number | null => {
   const v = Number(s.value[1]);
   return Number.isFinite(v) ? v : null;
 };
+
+/**
+ * Folds an answer into one value per host as it arrives (so that the samples need not be kept):
+ * `fold(previous, sample)`; hosts that are not valid fleet names are left out.
+ */
+const perHost = <T>(
+  samples: Sample[],
+  hostLabel: string,
+  fold: (prev: T | undefined, s: Sample) => T | undefined,
+): Map<string, T> => {
+  const out = new Map<string, T>();
+  for (const s of samples) {
+    const name = s.metric[hostLabel];
+    if (!name || !FLEET_NAME.test(name)) continue;
+    const v = fold(out.get(name), s);
+    if (v !== undefined) out.set(name, v);
+  }
+  return out;
+};
+const firstNumber = (prev: number | undefined, s: Sample) => prev ?? num(s) ?? undefined;
+const firstLabels = (prev: Record<string, string> | undefined, s: Sample) => prev ?? s.metric;
 
 export interface SeenHost {
   name: string;
@@ -182,13 +193,9 @@ export interface SeenHost {
 /** Every host Prometheus scraped within the lookback, in name order. */
 export const seenHosts = async (ask: PrometheusAsk, time: number): Promise<SeenHost[]> => {
   const t = ask.target;
-  const seen = byHost(await instantQuery(ask, statusQueries(t).seen, time), t.hostLabel);
+  const seen = perHost(await instantQuery(ask, statusQueries(t).seen, time), t.hostLabel, firstLabels);
   return [...seen.entries()]
-    .map(([name, [s]]) => ({
-      name,
-      tags: tagsOf(s!.metric[t.tagsLabel]),
-      instance: s!.metric.instance ?? '',
-    }))
+    .map(([name, m]) => ({ name, tags: tagsOf(m[t.tagsLabel]), instance: m.instance ?? '' }))
     .sort((a, b) => a.name.localeCompare(b.name, 'en'));
 };
 
@@ -203,6 +210,11 @@ const empty = {
   recommendation: null,
 } as const;
 
+const desiredStatuses = ['in-desired-state', 'drift', 'held', 'policy-managed', 'unknown-plan'] as const;
+
+/** Queries Prometheus answers for one status at a time: it has a couple of cores, not a farm. */
+const QUERY_CONCURRENCY = 3;
+
 /**
  * The fleet status from Prometheus' latest scrapes, for the hosts `pick` keeps of those seen.
  * `up == 0` (the last scrape failed) and hosts no longer scraped (target gone, samples stale) are
@@ -213,46 +225,63 @@ export const prometheusStatus = async (
   pick: (hosts: SeenHost[]) => SeenHost[],
 ): Promise<FleetStatus> => {
   const t = ask.target;
+  const H = t.hostLabel;
   const q = statusQueries(t);
   const time = Date.now() / 1000;
-  const H = t.hostLabel;
-  const run = (query: string) => instantQuery(ask, query, time).then((r) => byHost(r, H));
-  const [all, up, scrapedAt, facts, plan, advice, desired, burst] = await Promise.all([
-    seenHosts(ask, time),
-    run(q.up),
-    run(q.scrapedAt),
-    run(q.facts),
-    run(q.plan),
-    run(q.advice),
-    run(q.desired),
-    run(q.burst),
-  ]);
+  let queries = 0;
+  const fold = async <T>(query: string, f: (prev: T | undefined, s: Sample) => T | undefined) => {
+    queries++;
+    return perHost(await instantQuery(ask, query, time), H, f);
+  };
+  // Each answer is folded as soon as it comes, a few at a time: memory stays at one answer's worth.
+  const names = Object.keys(q.numbers) as (keyof typeof q.numbers)[];
+  const jobs: (() => Promise<unknown>)[] = [
+    () => seenHosts(ask, time).finally(() => queries++),
+    ...names.map((n) => () => fold(q.numbers[n], firstNumber)),
+    () => fold(q.plan, firstLabels),
+    () => fold(q.advice, firstLabels),
+    () => fold<string>(q.desired, (prev, s) => prev ?? s.metric.status),
+    // The penalty after the longest idle gap, as the benchmark's summary has it.
+    () =>
+      fold<{ gap: number; value: number }>(q.burst, (prev, s) => {
+        const gap = Number(s.metric.gap_seconds);
+        const value = num(s);
+        if (!Number.isFinite(gap) || value === null || (prev && prev.gap >= gap)) return prev;
+        return { gap, value };
+      }),
+  ];
+  const results = await mapLimited(jobs, QUERY_CONCURRENCY, (job) => job());
+  const [all, ...rest] = results as [SeenHost[], ...Map<string, unknown>[]];
+  const n = Object.fromEntries(names.map((name, i) => [name, rest[i] as Map<string, number>])) as Record<
+    (typeof names)[number],
+    Map<string, number>
+  >;
+  const [plan, advice, desired, burst] = rest.slice(names.length) as [
+    Map<string, Record<string, string>>,
+    Map<string, Record<string, string>>,
+    Map<string, string>,
+    Map<string, { gap: number; value: number }>,
+  ];
   const hosts = pick(all);
-  const fact = (name: string, metric: string) =>
-    num(facts.get(name)?.find((s) => s.metric.__name__ === metric));
-  const isOk = (h: SeenHost) => num(up.get(h.name)?.[0]) === 1 && fact(h.name, 'powerplan_backend_up') === 1;
-  let queries = 8;
+  const value = (m: Map<string, number>, host: string) => m.get(host) ?? null;
+  const isOk = (h: SeenHost) => value(n.up, h.name) === 1 && value(n.backendUp, h.name) === 1;
   const lastSample = new Map<string, number>();
   const failed = hosts.filter((h) => !isOk(h)).map((h) => h.name);
   if (failed.length) {
-    queries++;
     const named = failed.length <= NAMED_SEARCH_LIMIT ? failed : undefined;
-    for (const [name, [s]] of await run(q.lastSample(named))) {
-      const v = num(s);
-      if (v !== null) lastSample.set(name, v);
-    }
+    for (const [name, v] of await fold(q.lastSample(named), firstNumber)) lastSample.set(name, v);
   }
   const statuses = hosts.map((h): FleetHostStatus => {
-    const upValue = num(up.get(h.name)?.[0]);
-    const scraped = num(scrapedAt.get(h.name)?.[0]);
+    const upValue = value(n.up, h.name);
+    const scraped = value(n.scrapedAt, h.name);
     const base = {
       name: h.name,
       url: h.instance,
       tags: h.tags,
       checkedAt: iso(scraped ?? time),
-      durationMs: Math.round((fact(h.name, 'scrape_duration_seconds') ?? 0) * 1000),
+      durationMs: Math.round((value(n.scrapeSeconds, h.name) ?? 0) * 1000),
     };
-    const last = upValue === 1 ? (scraped ?? null) : (lastSample.get(h.name) ?? null);
+    const last = upValue === 1 ? scraped : (lastSample.get(h.name) ?? null);
     const lastSampleAt = last === null ? null : iso(last);
     const since = lastSampleAt
       ? `; its last sample is from ${lastSampleAt}`
@@ -276,7 +305,7 @@ export const prometheusStatus = async (
         'Scrape failed',
         `Prometheus' last scrape failed at ${base.checkedAt} (up == 0; the reason is on its targets page)${since}.`,
       );
-    const backendUp = fact(h.name, 'powerplan_backend_up');
+    const backendUp = value(n.backendUp, h.name);
     if (backendUp === null)
       return failure(
         'error',
@@ -289,34 +318,29 @@ export const prometheusStatus = async (
         'Backend failed',
         'The agent answered the scrape but could not read its power plan.',
       );
-    const p = plan.get(h.name)?.[0]?.metric;
+    const p = plan.get(h.name);
     const kind = PlanKind.safeParse(p?.kind);
     const owner = Owner.safeParse(p?.owner);
-    const a = advice.get(h.name)?.[0]?.metric;
+    const a = advice.get(h.name);
     const adviceKind = PlanKind.safeParse(a?.kind);
-    const change = fact(h.name, 'powerplan_plan_change_recommended');
-    const gaps = (burst.get(h.name) ?? []).filter((s) => Number.isFinite(Number(s.metric.gap_seconds)));
-    const longest = gaps.sort((x, y) => Number(y.metric.gap_seconds) - Number(x.metric.gap_seconds))[0];
-    const penalty = num(longest);
-    const drift = desired.get(h.name)?.[0]?.metric.status;
-    const bool = (metric: string) => {
-      const v = fact(h.name, metric);
+    const change = value(n.changeRecommended, h.name);
+    const penalty = burst.get(h.name)?.value ?? null;
+    const drift = desired.get(h.name);
+    const bool = (m: Map<string, number>) => {
+      const v = value(m, h.name);
       return v === null ? null : v === 1;
     };
-    const holds = fact(h.name, 'powerplan_holds_active');
+    const holds = value(n.holds, h.name);
     return {
       ...base,
       status: 'ok',
       lastSampleAt,
       plan: p && kind.success ? { id: p.id ?? '', name: p.name ?? '', kind: kind.data } : null,
       owner: owner.success ? owner.data : null,
-      canSet: bool('powerplan_plan_settable'),
-      policyManaged: bool('powerplan_policy_managed'),
+      canSet: bool(n.settable),
+      policyManaged: bool(n.policyManaged),
       holds: holds === null ? null : Math.round(holds),
-      drift:
-        (['in-desired-state', 'drift', 'held', 'policy-managed', 'unknown-plan'] as const).find(
-          (s) => s === drift,
-        ) ?? null,
+      drift: desiredStatuses.find((s) => s === drift) ?? null,
       burstPenaltyPercent: penalty === null ? null : Math.round(penalty * 1000) / 10,
       recommendation:
         change === null
