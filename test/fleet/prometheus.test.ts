@@ -56,9 +56,9 @@ describe('fleet status from a real Prometheus', { skip }, () => {
     await rig.scrapedAfterNow();
     const before = rig.proxiedQueries();
     const p = await status(viaProxy);
-    assert.equal(rig.proxiedQueries() - before, 8, 'eight instant queries for the whole fleet');
+    assert.equal(rig.proxiedQueries() - before, 14, 'fourteen instant queries for the whole fleet');
     assert.equal(p.source.kind, 'prometheus');
-    assert.equal(p.source.queries, 8);
+    assert.equal(p.source.queries, 14);
     const a = await status(fromAgents);
     assert.equal(a.source.kind, 'agents');
     assert.deepEqual(p.summary, a.summary);
@@ -92,7 +92,7 @@ describe('fleet status from a real Prometheus', { skip }, () => {
     assert.equal(p.hosts[1]!.burstPenaltyPercent, null);
     for (const h of p.hosts) {
       assert.ok(Date.now() - Date.parse(h.checkedAt) < 5_000, `${h.name} scraped at ${h.checkedAt}`);
-      assert.equal(h.lastSampleAt, h.checkedAt);
+      assert.equal(h.lastSampleAt, undefined, 'only for a host that is not ok');
       assert.ok(h.durationMs >= 0 && h.durationMs < 1000);
     }
     // Basic auth straight to Prometheus and the bearer token through the HTTPS proxy answer alike.
@@ -231,7 +231,7 @@ describe('fleet status from a real Prometheus', { skip }, () => {
     assert.equal(h.plan, null);
     const last = Date.parse(h.lastSampleAt ?? '');
     assert.ok(
-      last <= stoppedAt + 1000 && last > stoppedAt - 12_000,
+      last <= stoppedAt + 1000 && last > stoppedAt - 3000,
       `last sample ${h.lastSampleAt}, stopped ${new Date(stoppedAt).toISOString()}`,
     );
     assert.match(h.error!.detail, new RegExp(`last sample is from ${h.lastSampleAt}`));
