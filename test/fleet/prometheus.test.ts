@@ -56,9 +56,9 @@ describe('fleet status from a real Prometheus', { skip }, () => {
     await rig.scrapedAfterNow();
     const before = rig.proxiedQueries();
     const p = await status(viaProxy);
-    assert.equal(rig.proxiedQueries() - before, 14, 'fourteen instant queries for the whole fleet');
+    assert.equal(rig.proxiedQueries() - before, 17, 'seventeen instant queries for the whole fleet');
     assert.equal(p.source.kind, 'prometheus');
-    assert.equal(p.source.queries, 14);
+    assert.equal(p.source.queries, 17);
     const a = await status(fromAgents);
     assert.equal(a.source.kind, 'agents');
     assert.deepEqual(p.summary, a.summary);
@@ -76,6 +76,9 @@ describe('fleet status from a real Prometheus', { skip }, () => {
         drift: h.drift,
         change: h.recommendation?.changeRecommended,
         advised: h.recommendation?.kind,
+        edited: h.edited,
+        mismatches: h.mismatches,
+        controlledBy: h.controlledBy,
       }));
     assert.deepEqual(facts(p), facts(a));
     assert.deepEqual(

@@ -163,6 +163,12 @@ export const statusQueries = (t: PrometheusTarget) => {
     /** Hosts whose advice could not be worked out. */
     noAdvice: perHost(`powerplan_backend_up{${sel}} unless powerplan_plan_change_recommended{${sel}}`),
     desired: `max by (${H}, status) (powerplan_desired_plan_status{${sel}}) == 1`,
+    /** Whether the plan in force is an edited built-in plan (absent: unknown). */
+    edited: perHost(`powerplan_plan_edited{${sel}}`),
+    /** Settings that did not take effect at the last switch (absent: not read back). */
+    mismatches: perHost(`powerplan_effective_setting_mismatches{${sel}}`),
+    /** Who decides the processor clock and idle states. */
+    controlledBy: `max by (${H}, decided_by) (powerplan_processor_control_info{${sel}})`,
     burst: `max by (${H}, gap_seconds) (powerplan_benchmark_burst_penalty_ratio{${sel}})`,
     /** The newest sample of the agent's own series (stale-marked when a scrape fails), for `count` hosts. */
     lastSample: (count: number, hosts?: string[]) => {
@@ -250,6 +256,7 @@ const empty = {
 } as const;
 
 const desiredStatuses = ['in-desired-state', 'drift', 'held', 'policy-managed', 'unknown-plan'] as const;
+const controlledBy = ['os', 'firmware', 'hypervisor', 'unknown'] as const;
 
 /** Queries Prometheus answers for one status at a time: it has a couple of cores, not a farm. */
 const QUERY_CONCURRENCY = 3;
@@ -288,6 +295,9 @@ export const prometheusStatus = async (
     advised: () => labels(q.advised),
     noAdvice: () => numbers(q.noAdvice),
     desired: () => fold<string>(q.desired, (prev, s) => prev ?? s.metric.status),
+    edited: () => numbers(q.edited),
+    mismatches: () => numbers(q.mismatches),
+    controlledBy: () => fold<string>(q.controlledBy, (prev, s) => prev ?? s.metric.decided_by),
     // The penalty after the longest idle gap, as the benchmark's summary has it.
     burst: () =>
       fold<{ gap: number; value: number }>(q.burst, (prev, s) => {
@@ -313,7 +323,8 @@ export const prometheusStatus = async (
   const failed = hosts.filter((h) => !isOk(h)).map((h) => h.name);
   if (failed.length) {
     const named = failed.length <= NAMED_SEARCH_LIMIT ? failed : undefined;
-    for (const [name, v] of await numbers(q.lastSample(named ? failed.length : r.seen.length, named))) lastSample.set(name, v);
+    for (const [name, v] of await numbers(q.lastSample(named ? failed.length : r.seen.length, named)))
+      lastSample.set(name, v);
   }
   const statuses = hosts.map((h): FleetHostStatus => {
     const scraped = h.scrapedAt;
@@ -369,6 +380,7 @@ export const prometheusStatus = async (
     const penalty = r.burst.get(h.name)?.value ?? null;
     const drift = r.desired.get(h.name);
     const holds = r.holds.get(h.name);
+    const control = r.controlledBy.get(h.name);
     return {
       ...base,
       status: 'ok',
@@ -379,6 +391,9 @@ export const prometheusStatus = async (
       holds: holds === undefined ? 0 : Math.round(holds),
       drift: desiredStatuses.find((s) => s === drift) ?? null,
       burstPenaltyPercent: penalty === null ? null : Math.round(penalty * 1000) / 10,
+      edited: r.edited.has(h.name) ? r.edited.get(h.name) === 1 : null,
+      mismatches: r.mismatches.has(h.name) ? Math.round(r.mismatches.get(h.name)!) : null,
+      controlledBy: controlledBy.find((c) => c === control) ?? null,
       // Advised to switch: the plan named by the advice; otherwise the advice is the plan in force.
       recommendation: r.noAdvice.has(h.name)
         ? null

@@ -15,6 +15,7 @@ import { errorMessage } from '../../domain/errors.ts';
 import type { AcDc, ActivePlan, DesiredSummary } from '../../domain/schemas.ts';
 import { type Caller, localCaller, requireScope } from '../../domain/scopes.ts';
 import { AuditChangeCounter } from '../../lib/audit-log.ts';
+import { activePlan } from '../../services/plans.ts';
 import { advise } from '../../services/recommendation.ts';
 import { type ProcessMetrics, registerProcessMetrics } from './process-metrics.ts';
 
@@ -113,13 +114,11 @@ export const createMetrics = (deps: Deps): Metrics => {
   const read = async (): Promise<Snapshot> => {
     // A failing read leaves its gauges empty (and powerplan_backend_up at 0) instead of failing the scrape.
     const [active, benchmark, planChanges] = await Promise.all([
-      deps.backend
-        .getActive()
-        .then((a) => deps.desired.withDesired(a))
-        .catch((e) => {
-          deps.log.warn('metrics: reading the active plan failed', { error: errorMessage(e) });
-          return undefined;
-        }),
+      // As get_active_power_plan answers it: desired state, the last switch's read-back, who controls.
+      activePlan(deps).catch((e) => {
+        deps.log.warn('metrics: reading the active plan failed', { error: errorMessage(e) });
+        return undefined;
+      }),
       deps.bench.latest().catch((e) => {
         deps.log.warn('metrics: reading the benchmark history failed', { error: errorMessage(e) });
         return undefined;
@@ -158,6 +157,8 @@ export const createMetrics = (deps: Deps): Metrics => {
       async collect() {
         const s = await scrape;
         this.reset();
+        // prom-client gives a label-less gauge a 0 on reset: a fact this scrape lacks has no sample.
+        if (labelNames.length === 0) this.remove();
         fill(this, s);
       },
     });
@@ -238,6 +239,33 @@ export const createMetrics = (deps: Deps): Metrics => {
     (g, s) => {
       const status = s.active?.desired?.status;
       if (status) for (const x of desiredStatuses) g.set({ status: x }, x === status ? 1 : 0);
+    },
+  );
+  snapshotGauge(
+    'powerplan_plan_edited',
+    '1 when the plan in force is a built-in plan whose key settings were edited (it is not what its id promises), else 0; no sample when unknown.',
+    [],
+    (g, s) => {
+      const edited = s.active?.plan?.edited;
+      if (edited !== undefined) g.set(edited ? 1 : 0);
+    },
+  );
+  snapshotGauge(
+    'powerplan_effective_setting_mismatches',
+    'Settings that did not take effect at the last switch to the plan in force (0: it took effect); no sample when not read back.',
+    [],
+    (g, s) => {
+      const effective = s.active?.effective;
+      if (effective?.checked) g.set(effective.mismatches.length);
+    },
+  );
+  snapshotGauge(
+    'powerplan_processor_control_info',
+    'Who decides the processor clock and idle states (always 1; decided_by: os, firmware, hypervisor or unknown).',
+    ['decided_by'],
+    (g, s) => {
+      const control = s.active?.control;
+      if (control) g.set({ decided_by: control.decidedBy }, 1);
     },
   );
   snapshotGauge(
