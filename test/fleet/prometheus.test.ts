@@ -54,6 +54,8 @@ describe('fleet status from a real Prometheus', { skip }, () => {
       idleGapsMs: [50, 200],
     });
     await rig.scrapedAfterNow();
+    // A scrape that timed out on a busy machine shows as up == 0 until the next one: wait for all three.
+    await until('every agent scraped fine', async () => (await status(viaProxy)).summary.ok === 3);
     const before = rig.proxiedQueries();
     const p = await status(viaProxy);
     assert.equal(rig.proxiedQueries() - before, 17, 'seventeen instant queries for the whole fleet');
@@ -94,7 +96,7 @@ describe('fleet status from a real Prometheus', { skip }, () => {
     );
     assert.equal(p.hosts[1]!.burstPenaltyPercent, null);
     for (const h of p.hosts) {
-      assert.ok(Date.now() - Date.parse(h.checkedAt) < 5_000, `${h.name} scraped at ${h.checkedAt}`);
+      assert.ok(Date.now() - Date.parse(h.checkedAt) < 15_000, `${h.name} scraped at ${h.checkedAt}`);
       assert.equal(h.lastSampleAt, undefined, 'only for a host that is not ok');
       assert.ok(h.durationMs >= 0 && h.durationMs < 1000);
     }
@@ -234,7 +236,7 @@ describe('fleet status from a real Prometheus', { skip }, () => {
     assert.equal(h.plan, null);
     const last = Date.parse(h.lastSampleAt ?? '');
     assert.ok(
-      last <= stoppedAt + 1000 && last > stoppedAt - 3000,
+      last <= stoppedAt + 1000 && last > stoppedAt - 4000,
       `last sample ${h.lastSampleAt}, stopped ${new Date(stoppedAt).toISOString()}`,
     );
     assert.match(h.error!.detail, new RegExp(`last sample is from ${h.lastSampleAt}`));
