@@ -46,7 +46,6 @@ describe('/metrics under promtool check metrics', () => {
       'powerplan_plan_change_recommended',
       'powerplan_recommended_plan_info',
       'powerplan_desired_plan_status',
-      'powerplan_plan_edited',
       'powerplan_processor_control_info',
       'powerplan_http_request_duration_seconds_bucket',
       'process_cpu_seconds_total',

@@ -154,7 +154,7 @@ export const statusQueries = (t: PrometheusTarget) => {
     failing: `${perHost(`up{${sel}}`)} == 0`,
     notAgent: perHost(`up{${sel}} == 1 unless powerplan_backend_up{${sel}}`),
     backendDown: `${perHost(`powerplan_backend_up{${sel}}`)} == 0`,
-    plan: `max by (${H}, id, name, kind, owner) (powerplan_active_plan_info{${sel}})`,
+    plan: `max by (${H}, id, name, kind, owner, edited) (powerplan_active_plan_info{${sel}})`,
     policyManaged: `${perHost(`powerplan_policy_managed{${sel}}`)} == 1`,
     notSettable: `${perHost(`powerplan_plan_settable{${sel}}`)} == 0`,
     holds: `${perHost(`powerplan_holds_active{${sel}}`)} > 0`,
@@ -163,10 +163,8 @@ export const statusQueries = (t: PrometheusTarget) => {
     /** Hosts whose advice could not be worked out. */
     noAdvice: perHost(`powerplan_backend_up{${sel}} unless powerplan_plan_change_recommended{${sel}}`),
     desired: `max by (${H}, status) (powerplan_desired_plan_status{${sel}}) == 1`,
-    /** Whether the plan in force is an edited built-in plan (absent: unknown). */
-    edited: perHost(`powerplan_plan_edited{${sel}}`),
     /** Settings that did not take effect at the last switch (absent: not read back). */
-    mismatches: perHost(`powerplan_effective_setting_mismatches{${sel}}`),
+    mismatches: perHost(`powerplan_plan_settings_not_in_force{${sel}}`),
     /** Who decides the processor clock and idle states. */
     controlledBy: `max by (${H}, decided_by) (powerplan_processor_control_info{${sel}})`,
     burst: `max by (${H}, gap_seconds) (powerplan_benchmark_burst_penalty_ratio{${sel}})`,
@@ -295,7 +293,6 @@ export const prometheusStatus = async (
     advised: () => labels(q.advised),
     noAdvice: () => numbers(q.noAdvice),
     desired: () => fold<string>(q.desired, (prev, s) => prev ?? s.metric.status),
-    edited: () => numbers(q.edited),
     mismatches: () => numbers(q.mismatches),
     controlledBy: () => fold<string>(q.controlledBy, (prev, s) => prev ?? s.metric.decided_by),
     // The penalty after the longest idle gap, as the benchmark's summary has it.
@@ -391,7 +388,7 @@ export const prometheusStatus = async (
       holds: holds === undefined ? 0 : Math.round(holds),
       drift: desiredStatuses.find((s) => s === drift) ?? null,
       burstPenaltyPercent: penalty === null ? null : Math.round(penalty * 1000) / 10,
-      edited: r.edited.has(h.name) ? r.edited.get(h.name) === 1 : null,
+      edited: p?.edited === 'true' ? true : p?.edited === 'false' ? false : null,
       mismatches: r.mismatches.has(h.name) ? Math.round(r.mismatches.get(h.name)!) : null,
       controlledBy: controlledBy.find((c) => c === control) ?? null,
       // Advised to switch: the plan named by the advice; otherwise the advice is the plan in force.

@@ -303,33 +303,6 @@ export const createMetrics = (deps: Deps): Metrics => {
     },
   );
   snapshotGauge(
-    'powerplan_plan_edited',
-    '1 when the plan in force is a built-in plan whose key settings were edited (it is not what its id promises), else 0; no sample when unknown.',
-    [],
-    (g, s) => {
-      const edited = s.active?.plan?.edited;
-      if (edited !== undefined) g.set(edited ? 1 : 0);
-    },
-  );
-  snapshotGauge(
-    'powerplan_effective_setting_mismatches',
-    'Settings that did not take effect at the last switch to the plan in force (0: it took effect); no sample when not read back.',
-    [],
-    (g, s) => {
-      const effective = s.active?.effective;
-      if (effective?.checked) g.set(effective.mismatches.length);
-    },
-  );
-  snapshotGauge(
-    'powerplan_processor_control_info',
-    'Who decides the processor clock and idle states (always 1; decided_by: os, firmware, hypervisor or unknown).',
-    ['decided_by'],
-    (g, s) => {
-      const control = s.active?.control;
-      if (control) g.set({ decided_by: control.decidedBy }, 1);
-    },
-  );
-  snapshotGauge(
     'powerplan_plan_change_recommended',
     '1 when the advice for the database workload (latest benchmark under the plan in force, else the rules) is to switch plans, else 0.',
     [],
