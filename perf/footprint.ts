@@ -215,7 +215,13 @@ const mcpMemory = async (args: string[], e: Record<string, string>) => {
     await autocannon(`${server.url}/mcp`, { connections: 1, amount: 1, post });
     await new Promise((r) => setTimeout(r, 1000));
     const before = await rssMiB(pid);
-    const r = await autocannon(`${server.url}/mcp`, { connections: mcpConnections, amount: mcpCalls, post });
+    // On a loaded machine 100 clients of a 130-KB answer wait long: a generous timeout.
+    const r = await autocannon(`${server.url}/mcp`, {
+      connections: mcpConnections,
+      amount: mcpCalls,
+      post,
+      timeout: 120,
+    });
     if (r.non2xx || r.errors) throw new Error(`MCP: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
     const loaded = await rssMiB(pid);
     await new Promise((res) => setTimeout(res, 5000));

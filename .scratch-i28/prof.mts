@@ -1,0 +1,13 @@
+import { mkdtemp } from 'node:fs/promises';
+import { loadConfig } from '../src/config.ts';
+import { buildDeps } from '../src/deps.ts';
+import { createApp } from '../src/surfaces/http/app.ts';
+import { loadHttpSecurity } from '../src/surfaces/http/security.ts';
+const dir = await mkdtemp('/tmp/i28-micro-');
+const config = loadConfig({ POWERPLAN_STATE_DIR: dir, POWERPLAN_BACKEND: 'simulated', POWERPLAN_LOG_LEVEL: 'warn', POWERPLAN_PORT: '0' });
+const deps = buildDeps(config);
+const app = createApp(deps, await loadHttpSecurity(config, deps.log));
+const h = { host: '127.0.0.1' };
+const path = process.argv[2] ?? '/v1/plans/active';
+for (let i = 0; i < 40000; i++) await (await app.request(path, { headers: h })).text();
+deps.shutdown.abort();
