@@ -21,6 +21,7 @@ export type StateFile =
   | 'compare-journal.json'
   | 'holds.json'
   | 'desired.json'
+  | 'effective.json'
   | 'audit.jsonl';
 
 export class Store {
