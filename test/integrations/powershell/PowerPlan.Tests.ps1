@@ -278,6 +278,25 @@ Describe '-Token against a service with a token file' {
     }
 }
 
+Describe 'The DSC resource PowerPlan (class-based; Get, Test and Set as the LCM calls them)' {
+    It 'Test is $false while another plan is active, Set switches, then Test is $true and Get reports it' {
+        Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Force -Confirm:$false | Out-Null
+        $script = "using module '$script:ModulePath'`n" + (@(
+                "`$r = [PowerPlan]::new(); `$r.Plan = 'high-performance'; `$r.Port = $($script:Port)"
+                "'TEST1 ' + `$r.Test()"
+                "`$r.Set()"
+                "'TEST2 ' + `$r.Test()"
+                "`$g = `$r.Get(); 'GET ' + `$g.ActivePlanId + ' ' + `$g.Plan"
+            ) -join "`n")
+        $out = @(& $env:POWERPLAN_TEST_PWSH -NoProfile -Command $script 2>&1 | ForEach-Object { "$_" })
+        $out | Should -Contain 'TEST1 False'
+        $out | Should -Contain 'TEST2 True'
+        $out | Should -Contain "GET $($script:HighPerformance) high-performance"
+        Get-ActiveId | Should -Be $script:HighPerformance
+        (Import-PowerShellDataFile $script:ModulePath).DscResourcesToExport | Should -Be @('PowerPlan')
+    }
+}
+
 Describe 'The local administrator credential (admin.token in the state directory), without -Token' {
     BeforeAll {
         $script:StateDir = Join-Path ([System.IO.Path]::GetTempPath()) "powerplan-admin-$PID"
