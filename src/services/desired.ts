@@ -14,8 +14,7 @@ import type { Caller } from '../domain/scopes.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
-import { resolvePlan } from '../platform/resolve.ts';
-import type { HoldsService } from './holds.ts';
+import { HeldNow, type HoldsService, notWhileHeld } from './holds.ts';
 import { auditPlan, type PlanChangeService } from './plan-change.ts';
 
 interface Desired {
@@ -88,7 +87,7 @@ export class DesiredService {
     if (active.plan?.id === desired.planRef) plan = active.plan;
     else {
       try {
-        plan = resolvePlan(desired.planRef, await backend.listPlans(), backend.aliases?.() ?? {});
+        plan = this.o.planChange.resolve(desired.planRef, await backend.listPlans());
       } catch (e) {
         if (!(e instanceof PowerPlanError) || (e.code !== 'not_found' && e.code !== 'conflict')) throw e;
       }
@@ -124,42 +123,36 @@ export class DesiredService {
   }
 
   /** Sets the desired plan back, unless a hold was taken meanwhile or the last try is too recent. */
-  private async enforce(target: Plan, active: ActivePlan): Promise<void> {
-    if (!active.canSet) {
-      this.lastError = active.cannotSetReason ?? 'The power plan cannot be changed here.';
-      return;
-    }
+  private async enforce(target: Plan): Promise<void> {
     const now = Date.now();
     // 90%: the timer's own jitter must not push a correction to the interval after next.
     if (this.lastEnforceAt !== undefined && now - this.lastEnforceAt < this.o.config.desiredInterval * 900)
       return;
     this.lastEnforceAt = now;
     const { planChange, log } = this.o;
-    await planChange.run('desired state enforcement', async () => {
-      if ((await this.o.holds.live()).length) return;
-      try {
-        const r = await planChange.switchTo(
-          'service',
-          'enforce_desired_state',
-          target,
-          { desired: target.id },
-          {
-            lastError: this.lastError,
-          },
-        );
-        if (!r.changed) return;
-        log.info('desired plan set back', { from: r.before?.id, to: target.id });
-      } catch (e) {
-        const error = errorMessage(e);
-        if (error !== this.lastError) log.error('setting the desired plan back failed', { error });
-        this.lastError = error;
-        return;
-      }
-      this.correctedTotal++;
-      this.inDrift = false;
-      this.inDesiredState = true;
-      this.lastError = undefined;
-    });
+    try {
+      const r = await planChange.change({
+        who: 'service',
+        operation: 'enforce_desired_state',
+        plan: target,
+        input: { desired: target.id },
+        lastError: this.lastError,
+        policy: [notWhileHeld],
+      });
+      if (!r.changed) return;
+      log.info('desired plan set back', { from: r.before?.id, to: target.id });
+    } catch (e) {
+      // Held on purpose meanwhile: not a failure, the next check sees the hold.
+      if (e instanceof HeldNow) return;
+      const error = errorMessage(e);
+      if (error !== this.lastError) log.error('setting the desired plan back failed', { error });
+      this.lastError = error;
+      return;
+    }
+    this.correctedTotal++;
+    this.inDrift = false;
+    this.inDesiredState = true;
+    this.lastError = undefined;
   }
 
   /** One periodic check: detect (audit + count once per drift), then correct when enforcing. */
@@ -205,7 +198,7 @@ export class DesiredService {
         status: summary.status,
       });
     }
-    if (summary.status === 'drift' && desired.enforce && plan) await this.enforce(plan, active);
+    if (summary.status === 'drift' && desired.enforce && plan) await this.enforce(plan);
   }
 
   /** get_desired_state: the live comparison plus this process's counters. */
@@ -239,9 +232,7 @@ export class DesiredService {
     const { backend, store } = this.o;
     const clear = input.plan === null || input.plan.trim().toLowerCase() === 'none';
     const target =
-      clear || input.plan === null
-        ? null
-        : resolvePlan(input.plan, await backend.listPlans(), backend.aliases?.() ?? {});
+      clear || input.plan === null ? null : this.o.planChange.resolve(input.plan, await backend.listPlans());
     const previous = await this.load();
     const file: DesiredFile = {
       planId: target?.id ?? null,
