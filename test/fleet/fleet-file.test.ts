@@ -3,7 +3,6 @@
  * permissions, token and CA files; the Ansible inventory hand-off; redirects and TLS towards agents.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +13,7 @@ import { createLogger } from '../../src/lib/log.ts';
 import { loadFleet, readAnsibleInventory, readFleetFile } from '../../src/services/fleet/file.ts';
 import { FleetService } from '../../src/services/fleet/fleet.ts';
 import { startHttpServer } from '../../src/surfaces/http/server.ts';
+import { ansibleInstall, opensslInstall, requireTool, toolRuns } from '../integrations/tools.ts';
 import { testDeps } from '../support/deps.ts';
 import { makeTestCertificate } from '../support/tls.ts';
 import { writeSecret } from './rig.ts';
@@ -167,13 +167,8 @@ describe('fleet file', () => {
   });
 
   it('verifies TLS by default and trusts a per-host caFile', async (ctx) => {
-    let cert: string;
-    let key: string;
-    try {
-      ({ cert, key } = makeTestCertificate(dir));
-    } catch {
-      return ctx.skip('openssl is not available to make a test certificate');
-    }
+    if (!requireTool(ctx, toolRuns('openssl', ['version']), 'openssl', opensslInstall)) return;
+    const { cert, key } = makeTestCertificate(dir);
     await chmod(key, 0o600);
     const agent = await testDeps({
       POWERPLAN_TLS_CERT: cert,
@@ -204,11 +199,7 @@ describe('fleet file', () => {
   });
 
   it('reads hosts, tokens and groups from an Ansible inventory', async (ctx) => {
-    try {
-      execFileSync('ansible-inventory', ['--version'], { stdio: 'ignore' });
-    } catch {
-      return ctx.skip('ansible-inventory is not installed');
-    }
+    if (!requireTool(ctx, toolRuns('ansible-inventory'), 'ansible-inventory', ansibleInstall)) return;
     const inv = join(dir, 'hosts.ini');
     await writeFile(
       inv,

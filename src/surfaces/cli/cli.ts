@@ -257,7 +257,8 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     const err = normalizeError(e);
     if (
       (err.code === 'invalid_input' && err.message.startsWith('Invalid configuration')) ||
-      err.details?.unsafePermissions === true
+      err.details?.unsafePermissions === true ||
+      err.details?.startup === true
     ) {
       io.err(`powerplan: ${err.message}\n`);
       return 2;

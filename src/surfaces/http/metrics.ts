@@ -31,6 +31,21 @@ const routeLabel = (c: Context): string => {
   return pattern === '' || pattern === '*' || pattern === '/*' ? 'unmatched' : pattern;
 };
 
+/**
+ * prom-client's default set has three gauges named like counters (`nodejs_active_handles_total`,
+ * `..._requests_total`, `..._resources_total`), which `promtool check metrics` rejects; the same
+ * figures stay, per type, in `nodejs_active_handles`, `nodejs_active_requests` and
+ * `nodejs_active_resources`.
+ */
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+const dropMisnamedDefaults = (registry: Registry) => {
+  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
+};
+
 export interface Metrics {
   registry: Registry;
   /** Counts and times every request; install it before auth so refused requests count too. */
@@ -42,6 +57,7 @@ export interface Metrics {
 export const createMetrics = (deps: Deps): Metrics => {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  dropMisnamedDefaults(registry);
 
   const audit = new AuditChangeCounter(deps.store.audit.files());
   let scrape: Promise<Snapshot> = Promise.resolve({
