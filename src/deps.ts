@@ -34,12 +34,12 @@ export interface Deps {
   /** The fan-out to other agents (its connections closed by `stop`). */
   fleet: FleetService;
   /**
-   * Starts the service. With `serve` (a long-running server): the temporary files a crash left
-   * are removed, what a dead process left is settled (start-up recovery), then the timers start
-   * (hold expiry, desired-state checks). A one-shot command starts nothing: each change settles
-   * what is owed under the plan lock anyway.
+   * Starts the service. With `serve` (the listen of a long-running server): the temporary files
+   * a crash left are removed, what a dead process left is settled (start-up recovery), `serve`
+   * runs, then the timers start (hold expiry, desired-state checks). A one-shot command (the CLI,
+   * MCP on stdio) starts nothing: each change settles what is owed under the plan lock anyway.
    */
-  start(options?: { serve?: boolean }): Promise<void>;
+  start(options?: { serve?: () => Promise<void> }): Promise<void>;
   /**
    * Stops the service (once; later calls wait for the first): aborts running work with `reason`,
    * stops the timers, waits for comparisons to restore their plan and for the plan change in
@@ -70,7 +70,7 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
     'abort',
     () => {
       holds.stop();
-      desired.stop();
+      void desired.stop();
     },
     { once: true },
   );
@@ -87,12 +87,13 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
     shutdown,
     fleet,
     bench: overrides.bench ?? new BenchmarkService({ store, log, shutdown: shutdown.signal }),
-    start: async ({ serve = false } = {}) => {
+    start: async ({ serve } = {}) => {
       if (!serve || shutdown.signal.aborted) return;
       const removed = removeLeftovers(config.stateDir);
       if (removed.length)
         log.info('temporary files left by an interrupted write removed', { files: removed });
       await planChange.recover();
+      await serve();
       if (shutdown.signal.aborted) return;
       holds.start();
       desired.start();
@@ -101,7 +102,7 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
       stopping ??= (async () => {
         shutdown.abort(reason);
         // A cancelled comparison puts its original plan back first; a change in flight finishes.
-        await comparisons.settled();
+        await Promise.all([comparisons.settled(), desired.stop()]);
         await planChange.lock.idle(STOP_WAIT_MS);
         fleet.close();
       })();

@@ -56,7 +56,8 @@ export class DesiredService {
   private inDrift = false;
   private lastEnforceAt: number | undefined;
   private interval: NodeJS.Timeout | undefined;
-  private checking = false;
+  /** The check in progress, if any (stop waits for it). */
+  private checking: Promise<void> | undefined;
   private again = false;
   private readonly o: DesiredOptions;
 
@@ -263,7 +264,11 @@ export class DesiredService {
       this.again = true;
       return;
     }
-    this.checking = true;
+    this.checking = this.runCheck();
+    await this.checking;
+  }
+
+  private async runCheck(): Promise<void> {
     try {
       await this.check();
       this.checks++;
@@ -271,7 +276,7 @@ export class DesiredService {
       this.lastError = errorMessage(e);
       this.o.log.warn('desired state check failed', { error: this.lastError });
     } finally {
-      this.checking = false;
+      this.checking = undefined;
       if (this.again) {
         this.again = false;
         void this.checkNow();
@@ -287,8 +292,10 @@ export class DesiredService {
     void this.checkNow();
   }
 
-  stop(): void {
+  /** Stops the checker; resolves once a check in progress has finished. */
+  async stop(): Promise<void> {
     clearInterval(this.interval);
     this.interval = undefined;
+    await this.checking;
   }
 }

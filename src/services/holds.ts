@@ -167,8 +167,6 @@ export class HoldsService {
     input: { plan: string; seconds: number; reason?: string | undefined },
   ): Promise<HoldResult> {
     const id = randomUUID();
-    let record: HoldRecord | undefined;
-    let next: RestoreJournal | undefined;
     const r = await this.pc.change({
       who: caller,
       operation: 'hold_power_plan',
@@ -177,9 +175,10 @@ export class HoldsService {
       tolerates: 'holds',
       policy: [sameHeldPlan],
       recordUnchanged: true,
+      // The hold joins those in force (or a restore still owed, which keeps its plan).
       restore: (c) => {
         const now = Date.now();
-        record = {
+        const record: HoldRecord = {
           id,
           planId: c.target.id,
           planName: c.target.name,
@@ -188,19 +187,19 @@ export class HoldsService {
           expiresAt: new Date(now + input.seconds * 1000).toISOString(),
           createdBy: caller.name,
         };
-        next = c.owed
+        return c.owed
           ? { ...c.owed, holds: [...c.owed.holds, record] }
           : owing('holds', c.before!, caller.name, { holds: [record], createdAt: record.createdAt });
-        return next;
       },
     });
     this.kick();
+    const journal = r.journal!;
     return {
-      hold: toHold(record!, Date.now()),
+      hold: toHold(journal.holds.find((h) => h.id === id)!, Date.now()),
       changed: r.changed,
       before: r.before!,
       after: r.after,
-      restorePlanId: next!.restorePlanId,
+      restorePlanId: journal.restorePlanId,
       ...(r.warnings.length ? { warnings: r.warnings } : {}),
     };
   }

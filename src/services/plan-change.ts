@@ -126,6 +126,8 @@ export interface ChangeOutcome {
   dryRun: boolean;
   created: boolean;
   warnings: string[];
+  /** The restore journal this change wrote (its `restore`), if any. */
+  journal?: RestoreJournal | undefined;
 }
 
 /** What the group-policy warning says per operation; an operation without one warns of nothing. */
@@ -432,6 +434,7 @@ export class PlanChangeService {
   private async apply(intent: ChangeIntent, owed: RestoreJournal | undefined): Promise<ChangeOutcome> {
     const c = await this.prepare(intent, owed);
     const { before, target } = c;
+    const restore = intent.dryRun ? undefined : intent.restore?.(c);
     const outcome = (changed: boolean, after: Plan): ChangeOutcome => ({
       before,
       after,
@@ -440,10 +443,10 @@ export class PlanChangeService {
       dryRun: intent.dryRun ?? false,
       created: c.created,
       warnings: c.warnings,
+      ...(restore ? { journal: restore } : {}),
     });
     if (intent.dryRun)
       return outcome(c.switches, c.switches ? { ...(target as Plan), active: true } : before!);
-    const restore = intent.restore?.(c);
     const result =
       intent.operation === 'compare_restore' || intent.operation === 'hold_restore' ? 'restored' : 'changed';
     const entry: AuditEntry = {

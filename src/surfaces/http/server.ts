@@ -15,12 +15,19 @@ export interface RunningServer {
 export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
   // Unsafe settings stop the start before recovery touches anything.
   const security = await loadHttpSecurity(deps.config, deps.log);
-  await deps.start({ serve: true });
   const app = createApp(deps, security);
   const { host, port } = deps.config;
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port, ...serveOptions(security) }, () => resolve(s));
-    s.once('error', (e: NodeJS.ErrnoException) => reject(listenFailure(e, host, port)));
+  let server!: ReturnType<typeof serve>;
+  // Recovery first, then listen, then the timers.
+  await deps.start({
+    serve: async () => {
+      server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+        const s = serve({ fetch: app.fetch, hostname: host, port, ...serveOptions(security) }, () =>
+          resolve(s),
+        );
+        s.once('error', (e: NodeJS.ErrnoException) => reject(listenFailure(e, host, port)));
+      });
+    },
   });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
