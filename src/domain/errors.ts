@@ -15,6 +15,7 @@ export const errorCodes = {
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   unsupported: { status: 422, title: 'Not supported on this system' },
   os_error: { status: 502, title: 'Operating system command failed' },
+  upstream: { status: 502, title: 'Upstream server failed' },
   timeout: { status: 504, title: 'Timed out' },
   cancelled: { status: 499, title: 'Cancelled' },
   internal: { status: 500, title: 'Internal error' },
@@ -38,6 +39,13 @@ export class PowerPlanError extends Error {
     return errorCodes[this.code].status;
   }
 }
+
+/**
+ * A reason the service cannot start that is no single setting's fault (the port in use, a state
+ * directory of another user): the CLI prints it as one line and exits 2, like a bad setting.
+ */
+export const startupError = (message: string, cause?: unknown) =>
+  new PowerPlanError('invalid_input', `cannot start: ${message}`, { startup: true }, { cause });
 
 export const isPowerPlanError = (e: unknown): e is PowerPlanError => e instanceof PowerPlanError;
 

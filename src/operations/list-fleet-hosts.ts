@@ -10,7 +10,8 @@ export const listFleetHosts = defineOperation({
   title: 'List fleet hosts',
   description:
     'Lists the hosts of the fleet as configured (fleet file and/or Ansible inventory): name, URL, tags, whether a ' +
-    'token is sent (never the token) and how TLS is checked. Contacts no host. Read scope.',
+    'token is sent (never the token) and how TLS is checked; with a Prometheus source, the agents of its active ' +
+    'targets. Contacts no host. Read scope.',
   input: z.object(fleetSelection).strict(),
   output: FleetHostList,
   annotations: readOnly,

@@ -14,7 +14,8 @@ export const setFleetPowerPlan = defineOperation({
     'refused there while holds are in force. Call it with dryRun: true first: each host then says what would ' +
     'change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its ' +
     'error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a ' +
-    'control token for each host.',
+    "control token for each host. With a Prometheus source, the agents' URLs come from Prometheus' targets and " +
+    "their token from the fleet file's prometheus.agents.",
   input: z
     .object({
       plan: PlanRef,

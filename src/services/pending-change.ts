@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { AuditOperation, AuditRecord } from '../domain/audit.ts';
+import { Mismatch } from '../domain/idle.ts';
 import type { JsonlLog } from '../lib/jsonl-log.ts';
 
 const Named = z.object({ id: z.string(), name: z.string() });
@@ -21,6 +22,8 @@ export const AuditEntry = z.object({
   after: Named.nullable(),
   result: z.enum(['changed', 'failed', 'restored', 'created', 'detected']),
   error: z.string().optional(),
+  /** Settings the read-back found not in force. */
+  mismatches: z.array(Mismatch).optional(),
 });
 export type AuditEntry = z.infer<typeof AuditEntry>;
 

@@ -19,10 +19,12 @@
  * when, and what refuses a change (`Precondition`s they pass in the intent).
  */
 import { join } from 'node:path';
+import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { AuditOperation } from '../domain/audit.ts';
 import { errorMessage, PowerPlanError } from '../domain/errors.ts';
 import { byLiveness } from '../domain/holds.ts';
+import { Effective, notChecked } from '../domain/idle.ts';
 import type { ActivePlan, Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
 import { FileLock } from '../lib/file-lock.ts';
@@ -41,6 +43,10 @@ export type Who = Caller | 'service';
 
 /** A plan named by id (and name, for the audit trail and messages). */
 export type PlanTarget = Plan | { id: string; name: string };
+
+/** The read-back of the last switch, kept so the active plan, the page and the fleet can show it. */
+const LastEffective = z.object({ planId: z.string(), checkedAt: z.string(), effective: Effective });
+const EFFECTIVE = 'effective.json';
 
 /** A plan as the audit trail names it. */
 export const auditPlan = (p: { id: string; name?: string } | null | undefined): AuditEntry['before'] =>
@@ -113,10 +119,19 @@ export interface Switched {
   plans: Plan[];
   /** The plan in force after the switch, by the read-back. */
   after: Plan | undefined;
+  /** Requested versus effective: the settings the plan should have put in force, read back. */
+  effective?: Effective;
+}
+
+/** What a verification may use. */
+export interface VerifyContext {
+  backend: PowerBackend;
+  /** Reads back the settings a plan should have put in force and keeps the answer (never throws). */
+  readBack(planId: string): Promise<Effective>;
 }
 
 /** A check after the switch; throwing fails the change (the journal is rolled back, the failure audited). */
-export type Verification = (s: Switched, backend: PowerBackend) => Promise<void>;
+export type Verification = (s: Switched, ctx: VerifyContext) => Promise<void>;
 
 export interface ChangeOutcome {
   before: Plan | undefined;
@@ -128,6 +143,8 @@ export interface ChangeOutcome {
   warnings: string[];
   /** The restore journal this change wrote (its `restore`), if any. */
   journal?: RestoreJournal | undefined;
+  /** The settings read back after the switch (absent when nothing switched). */
+  effective?: Effective | undefined;
 }
 
 /** What the group-policy warning says per operation; an operation without one warns of nothing. */
@@ -211,7 +228,7 @@ export const PRECONDITIONS: readonly { name: string; check: Precondition }[] = [
 export const VERIFICATIONS: readonly { name: string; verify: Verification }[] = [
   {
     name: 'read-back',
-    verify: async (s, backend) => {
+    verify: async (s, { backend }) => {
       s.plans = await backend.listPlans();
       s.after = s.plans.find((p) => p.active);
       const { target } = s.change;
@@ -221,6 +238,14 @@ export const VERIFICATIONS: readonly { name: string; verify: Verification }[] = 
           `The plan did not change: ${s.after ? `${s.after.name} (${s.after.id})` : 'no plan'} is in force after switching to ${target.name} (${target.id}).`,
         );
       }
+    },
+  },
+  {
+    // Requested versus effective: a plan in force whose settings did not all take effect is still
+    // a change; its mismatches are audited and answered.
+    name: 'effective settings',
+    verify: async (s, { readBack }) => {
+      s.effective = await readBack(s.change.target.id);
     },
   },
 ];
@@ -291,7 +316,39 @@ export class PlanChangeService {
       after: entry.after,
       result: entry.result,
       ...(entry.error !== undefined ? { error: entry.error } : {}),
+      ...(entry.mismatches?.length ? { mismatches: entry.mismatches } : {}),
     });
+  }
+
+  /**
+   * Requested versus effective: reads back the settings `planId` should have put in force, keeps
+   * the answer for the active plan's read model, and never fails the switch (a read that fails is
+   * "not checked", logged).
+   */
+  async readBack(planId: string): Promise<Effective> {
+    let effective: Effective;
+    try {
+      effective = (await this.backend.checkEffective?.(planId)) ?? notChecked();
+    } catch (e) {
+      this.log.warn('reading back the settings failed', { planId, error: errorMessage(e) });
+      effective = notChecked();
+    }
+    await this.store
+      .write(EFFECTIVE, { planId, checkedAt: new Date().toISOString(), effective })
+      .catch((e) => this.log.warn('keeping the read-back failed', { error: errorMessage(e) }));
+    if (!effective.matches) {
+      this.log.warn('the plan did not fully take effect', {
+        planId,
+        mismatches: effective.mismatches.map((m) => m.setting),
+      });
+    }
+    return effective;
+  }
+
+  /** The last read-back, when it was about `planId` (the plan in force). */
+  async lastEffective(planId: string): Promise<Effective | undefined> {
+    const last = await this.store.read(EFFECTIVE, LastEffective).catch(() => undefined);
+    return last?.planId === planId ? last.effective : undefined;
   }
 
   /** The one lookup of a plan reference (id, alias, kind, name) against the plans here. */
@@ -476,7 +533,8 @@ export class PlanChangeService {
     const switched: Switched = { change: c, plans: [], after: undefined };
     try {
       await this.backend.setActive(target.id);
-      for (const v of VERIFICATIONS) await v.verify(switched, this.backend);
+      const ctx: VerifyContext = { backend: this.backend, readBack: (id) => this.readBack(id) };
+      for (const v of VERIFICATIONS) await v.verify(switched, ctx);
     } catch (e) {
       // Roll back what this change wrote; a retried failure (a restore that keeps failing) is audited once.
       if (restore) {
@@ -495,10 +553,15 @@ export class PlanChangeService {
       throw e;
     }
     const after = switched.after!;
-    await this.audit(intent.who, { ...entry, after: auditPlan(after) });
+    const mismatches = switched.effective?.mismatches ?? [];
+    await this.audit(intent.who, {
+      ...entry,
+      after: auditPlan(after),
+      ...(mismatches.length ? { mismatches } : {}),
+    });
     await this.finish(intent.who, c);
     await this.store.remove(PENDING);
-    return outcome(true, after);
+    return { ...outcome(true, after), ...(switched.effective ? { effective: switched.effective } : {}) };
   }
 
   /** What follows a successful change: the journal ended, the follow-up records. */

@@ -3,6 +3,7 @@
  * warnings, and set_power_plan: its policy (holds, create, dry run) stated as one change intent of
  * the plan-change service.
  */
+import type { Mismatch } from '../domain/idle.ts';
 import type { ActivePlan, PlanList, SetPlanResult } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
 import { journalWarnings } from '../lib/keep-aside.ts';
@@ -34,12 +35,18 @@ export const listPlans = async (backend: PowerBackend): Promise<PlanList> => {
 
 /** The plan in force with the desired state, warning when a damaged restore journal was kept aside. */
 export const activePlan = async (
-  ctx: Pick<PlansContext, 'backend' | 'store' | 'desired'>,
+  ctx: Pick<PlansContext, 'backend' | 'store' | 'desired' | 'planChange'>,
 ): Promise<ActivePlan> => {
-  const answer = await ctx.desired.withDesired(await ctx.backend.getActive());
+  const state = await ctx.backend.getActive();
+  const effective = state.plan ? await ctx.planChange.lastEffective(state.plan.id) : undefined;
+  const answer = await ctx.desired.withDesired(effective ? { ...state, effective } : state);
   const damaged = journalWarnings(ctx.store.damaged());
   return damaged.length ? { ...answer, warnings: [...(answer.warnings ?? []), ...damaged] } : answer;
 };
+
+/** One mismatch as a warning the caller sees. */
+export const mismatchWarning = (m: Mismatch): string =>
+  `The plan changed, but ${m.setting} is ${m.got ?? 'not applied'} (the plan asks for ${m.wanted}): ${m.cause}`;
 
 /**
  * set_power_plan: idempotent, refused while holds are in force unless forced (`setWhileHeld`),
@@ -64,6 +71,10 @@ export const setPlan = async (ctx: PlansContext, input: SetPlanInput): Promise<S
     before: r.before!,
     after: r.after,
     ...(r.created && r.changed ? { created: r.created } : {}),
-    ...(r.warnings.length ? { warnings: r.warnings } : {}),
+    // A change that did not fully take effect is still a change, but the caller is told.
+    ...(r.warnings.length || r.effective?.mismatches.length
+      ? { warnings: [...r.warnings, ...(r.effective?.mismatches ?? []).map(mismatchWarning)] }
+      : {}),
+    ...(r.effective ? { effective: r.effective } : {}),
   };
 };

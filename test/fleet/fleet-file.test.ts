@@ -73,6 +73,63 @@ describe('fleet file', () => {
     await assert.rejects(readFleetFile(join(dir, 'absent.json')), /does not exist/);
   });
 
+  it('takes a Prometheus source instead of hosts, its matchers and labels checked, its paths relative to the file', async () => {
+    const prom = (p: object) =>
+      fleetWith(JSON.stringify({ prometheus: { url: 'http://127.0.0.1:9090', ...p } }));
+    const cases: [() => Promise<string>, RegExp][] = [
+      [() => fleetWith(JSON.stringify({})), /give hosts \(the agents\) or prometheus/],
+      [
+        () => fleetWith(JSON.stringify({ hosts: [], prometheus: { url: 'http://p:9090' } })),
+        /give hosts or prometheus, not both/,
+      ],
+      [
+        () => prom({ url: 'https://u:p@p:9090' }),
+        /prometheus\.url: must not carry credentials.*tokenFile or basicAuth/,
+      ],
+      [() => prom({ selector: 'job=powerplan' }), /prometheus\.selector: must be label matchers/],
+      [() => prom({ selector: 'up{job="x"}' }), /prometheus\.selector: must be label matchers/],
+      [() => prom({ selector: '__name__=~".+"' }), /must not match __name__/],
+      [
+        () => prom({ selector: 'job="a"} or vector(1) or {a="b"' }),
+        /prometheus\.selector: must be label matchers/,
+      ],
+      [() => prom({ hostLabel: 'fleet-host' }), /prometheus\.hostLabel: must be a Prometheus label name/],
+      [() => prom({ lookback: '1 hour' }), /prometheus\.lookback: must be a Prometheus duration/],
+      [
+        () => prom({ tokenFile: 't', basicAuth: { username: 'u', passwordFile: 'p' } }),
+        /tokenFile or basicAuth, not both/,
+      ],
+      [
+        () => prom({ basicAuth: { username: 'a:b', passwordFile: 'p' } }),
+        /username: must be 1-256 characters/,
+      ],
+      [() => prom({ agents: { tokenFile: 'a', tokenDir: 'b' } }), /tokenFile or tokenDir, not both/],
+      [() => prom({ agents: { token: 'x' } }), /unknown field\(s\) 'token'/],
+    ];
+    for (const [write, pattern] of cases) {
+      await assert.rejects(readFleetFile(await write()), (e: Error) => {
+        assert.match(e.message, pattern);
+        return true;
+      });
+    }
+    const ok = await readFleetFile(
+      await prom({ selector: '{ job="powerplan", env=~"prod|staging", }', agents: { tokenDir: 'tokens' } }),
+    );
+    assert.deepEqual(ok.hosts, []);
+    assert.equal(ok.prometheus?.selector, 'job="powerplan", env=~"prod|staging"');
+    assert.equal(ok.prometheus?.hostLabel, 'fleet_host');
+    assert.equal(ok.prometheus?.lookback, '1h');
+    assert.equal(ok.prometheus?.agents.tokenDir, join(dir, 'tokens'));
+    await assert.rejects(
+      loadFleet({ fleet: await prom({}), ansibleInventory: join(dir, 'inventory.ini') }),
+      /an Ansible inventory cannot be added/,
+    );
+    await assert.rejects(
+      loadFleet({ fleet: await prom({ tokenFile: 'absent.token' }) }),
+      /Prometheus token file.*does not exist/,
+    );
+  });
+
   it('refuses a fleet file others may write, and a token file others may read', async (ctx) => {
     if (process.platform === 'win32' || process.getuid?.() === undefined) return ctx.skip('POSIX modes');
     const path = await fleetWith(

@@ -1,6 +1,6 @@
 /**
  * GET /metrics of a real `powerplan serve`, after plan changes, a benchmark, a hold and refused
- * requests (so that every family has samples), passes Prometheus' own linter, `promtool check
+ * requests and a desired plan (so that every family has samples), passes Prometheus' own linter, `promtool check
  * metrics`, with exit code 0 and nothing to say: what a CI gate on the exposition runs.
  */
 import assert from 'node:assert/strict';
@@ -30,6 +30,7 @@ describe('/metrics under promtool check metrics', () => {
       await call('/v1/benchmarks', 'POST', { force: true, threads: 1, idleGapsMs: [50, 200] }),
       201,
     );
+    assert.equal(await call('/v1/desired', 'PUT', { plan: 'power-saver' }), 200);
     assert.equal(await call('/v1/holds', 'POST', { plan: 'high-performance', for: '10m' }), 201);
     assert.equal(await call('/v1/plans/active', 'PUT', { plan: 'nope' }), 404);
     assert.equal(await call('/no/such/path'), 404);
@@ -41,6 +42,10 @@ describe('/metrics under promtool check metrics', () => {
       'powerplan_active_plan_info',
       'powerplan_plan_changes_total',
       'powerplan_benchmark_burst_penalty_ratio',
+      'powerplan_plan_settable',
+      'powerplan_plan_change_recommended',
+      'powerplan_recommended_plan_info',
+      'powerplan_desired_plan_status',
       'powerplan_http_request_duration_seconds_bucket',
       'process_cpu_seconds_total',
       'nodejs_eventloop_lag_seconds',

@@ -16,9 +16,10 @@ import { type EmuState, stockState } from '../../emulators/win-emu-state.mjs';
 const emulators = join(import.meta.dirname, '..', '..', 'emulators');
 export const POWERCFG_EMULATOR = join(emulators, 'powercfg.mjs');
 export const REG_EMULATOR = join(emulators, 'reg-win.mjs');
+export const WEVTUTIL_EMULATOR = join(emulators, 'wevtutil.mjs');
 
 export interface ArgvEntry {
-  tool: 'powercfg' | 'reg';
+  tool: 'powercfg' | 'reg' | 'wevtutil';
   argv: string[];
 }
 
@@ -62,6 +63,7 @@ export const emulate = async (
     backend: createWindowsBackend({
       powercfgPath: POWERCFG_EMULATOR,
       regPath: REG_EMULATOR,
+      wevtutilPath: WEVTUTIL_EMULATOR,
       chcpPath: null,
       run,
       ...options,
