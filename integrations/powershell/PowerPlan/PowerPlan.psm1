@@ -15,6 +15,32 @@ function ConvertTo-PlainToken {
     return [string]$Token
 }
 
+function Get-PowerPlanLocalCredential {
+    # The local administrator credential of this computer's service: the control token it keeps in
+    # its state directory as admin.token (POWERPLAN_STATE_DIR, else %ProgramData%\powerplan on
+    # Windows, /var/lib/powerplan elsewhere). Only Administrators (an elevated session) or root can
+    # read it; anyone else gets $null and calls without a token, which the service answers for
+    # reading only. Only for a loopback name: the service accepts it from this computer alone.
+    param([string]$ComputerName)
+    if ($ComputerName -notin @('localhost', '127.0.0.1', '::1', '[::1]')) { return $null }
+    $dir = $env:POWERPLAN_STATE_DIR
+    if (-not $dir) {
+        if ($env:ProgramData) { $dir = Join-Path $env:ProgramData 'powerplan' } else { $dir = '/var/lib/powerplan' }
+    }
+    $file = Join-Path $dir 'admin.token'
+    if (-not [System.IO.File]::Exists($file)) { return $null }
+    try {
+        $text = [System.IO.File]::ReadAllText($file).Trim()
+    }
+    catch {
+        # Not readable here (not elevated): no credential, and no record of it left in $Error.
+        Remove-CaughtError $_
+        return $null
+    }
+    if ($text -match '^pp_[A-Za-z0-9_-]{43}$') { return $text }
+    return $null
+}
+
 function Get-PowerPlanErrorCategory {
     # The PowerShell error category for an HTTP status of the service (0: no answer at all).
     param([int]$Status)
@@ -115,6 +141,7 @@ function Invoke-PowerPlanApi {
         $request.SkipHttpErrorCheck = $true
     }
     $plain = ConvertTo-PlainToken $Token
+    if (-not $plain) { $plain = Get-PowerPlanLocalCredential $ComputerName }
     if ($plain) { $request.Headers.Authorization = "Bearer $plain" }
     if ($null -ne $Body) {
         $request.Body = [System.Text.Encoding]::UTF8.GetBytes(($Body | ConvertTo-Json -Compress -Depth 5))

@@ -278,6 +278,36 @@ Describe '-Token against a service with a token file' {
     }
 }
 
+Describe 'The local administrator credential (admin.token in the state directory), without -Token' {
+    BeforeAll {
+        $script:StateDir = Join-Path ([System.IO.Path]::GetTempPath()) "powerplan-admin-$PID"
+        New-Item -ItemType Directory -Path $script:StateDir -Force | Out-Null
+        [System.IO.File]::WriteAllText((Join-Path $script:StateDir 'admin.token'), "$($env:POWERPLAN_TEST_TOKEN)`n")
+        # In a new process with POWERPLAN_STATE_DIR set, as an elevated session on that host has it.
+        $script:WithCredential = {
+            param([string]$Command)
+            $saved = $env:POWERPLAN_STATE_DIR
+            try { $env:POWERPLAN_STATE_DIR = $script:StateDir; @(Invoke-InChildHost "`$Error.Clear(); $Command; 'ERRORS ' + `$Error.Count" '') }
+            finally { $env:POWERPLAN_STATE_DIR = $saved }
+        }
+    }
+    AfterAll { Remove-Item -Recurse -Force $script:StateDir }
+
+    It 'is sent for a loopback computer, leaving nothing in $Error' {
+        $out = & $script:WithCredential "Get-PowerPlanStatus -Port $($script:TokenPort) | ForEach-Object { 'KIND ' + `$_.Kind }"
+        ($out -join "`n") | Should -Match 'KIND \S+'
+        $out | Should -Contain 'ERRORS 0'
+    }
+
+    It 'is not sent when a -Token is given, nor without the file' {
+        $out = & $script:WithCredential "try { Get-PowerPlanStatus -Port $($script:TokenPort) -Token 'pp_wrong' } catch { 'FAILED ' + `$_.FullyQualifiedErrorId }"
+        ($out -join "`n") | Should -Match 'FAILED PowerPlan.unauthorized'
+        $err = $null
+        try { Get-PowerPlanStatus -Port $script:TokenPort } catch { $err = $_ }
+        $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.unauthorized*'
+    }
+}
+
 Describe '-UseSsl against the service in TLS mode' {
     It 'reads and sets the plan over https when the certificate is trusted' {
         $s = Get-PowerPlanStatus -ComputerName localhost -Port $script:TlsPort -UseSsl
