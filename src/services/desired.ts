@@ -272,6 +272,66 @@ export class DesiredService {
     return this.state();
   }
 
+  /**
+   * What set_power_plan must do about an enforced desired plan. A change to another plan while a
+   * desired plan is enforced would be set back at the next check, so without `force` it is refused
+   * (409) naming the desired plan. With `force`, `commit()` turns enforcement off once the set has
+   * succeeded (the desired plan stays, and its drift is reported); a failed set leaves it on.
+   * Asking for the desired plan itself, or for the plan already in force, is never refused.
+   */
+  async beforeSet(
+    caller: Caller,
+    args: { targetId: string; activeId: string | undefined; force: boolean; dryRun: boolean },
+  ): Promise<{ warnings: string[]; commit: () => Promise<void> }> {
+    const none = { warnings: [], commit: async () => {} };
+    const desired = await this.load();
+    if (!desired?.enforce || args.targetId === args.activeId) return none;
+    const active = await this.o.backend.getActive();
+    const { plan } = await this.evaluate(desired, active);
+    if (!plan || plan.id === args.targetId) return none;
+    const named = `${plan.name} (${plan.id})`;
+    const forceDoes =
+      'force: true (CLI: --force) sets the plan and turns enforcement off: the desired plan stays and its drift is ' +
+      'reported, not corrected, until enforcement is turned on again (set_desired_power_plan with enforce: true)';
+    if (!args.force) {
+      throw new PowerPlanError(
+        'conflict',
+        `The desired plan is ${named} and it is enforced: the service would set it back within ` +
+          `${this.o.config.desiredInterval} s. Change the desired plan (set_desired_power_plan), or repeat with ${forceDoes}.`,
+        { desired: { planId: plan.id, planName: plan.name, enforce: true, source: desired.source } },
+      );
+    }
+    if (args.dryRun) {
+      return {
+        ...none,
+        warnings: [`Would turn off the enforcement of the desired plan ${named}; it stays desired.`],
+      };
+    }
+    return {
+      warnings: [
+        `Enforcement of the desired plan ${named} is now off: its drift is reported, not corrected; turn it on again with set_desired_power_plan (enforce: true).`,
+      ],
+      commit: async () => {
+        const file: DesiredFile = {
+          planId: plan.id,
+          planName: plan.name,
+          enforce: false,
+          setAt: new Date().toISOString(),
+          setBy: caller.name,
+        };
+        await this.o.store.write('desired.json', file);
+        await this.o.planChange.audit(caller, {
+          operation: 'set_desired_power_plan',
+          input: { plan: plan.id, enforce: false, forcedBy: 'set_power_plan' },
+          before: { id: plan.id, name: plan.name },
+          after: { id: plan.id, name: plan.name },
+          result: 'changed',
+        });
+        this.lastEnforceAt = undefined;
+      },
+    };
+  }
+
   /** Runs a check now, while the checker runs (after a change, so it is seen at once). */
   async checkNow(): Promise<void> {
     if (!this.running) return;

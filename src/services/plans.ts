@@ -94,7 +94,10 @@ const findTarget = async (
   }
 };
 
-/** set_power_plan: idempotent, refused while holds are in force unless forced, serialised with other changes. */
+/**
+ * set_power_plan: idempotent, refused while holds are in force or against an enforced desired plan
+ * unless forced, serialised with other changes.
+ */
 export const setPlan = async (ctx: PlansContext, input: SetPlanInput): Promise<SetPlanResult> => {
   const run = async () => {
     const { plans, active: before } = await ctx.planChange.active();
@@ -105,7 +108,13 @@ export const setPlan = async (ctx: PlansContext, input: SetPlanInput): Promise<S
       force: input.force,
       dryRun: input.dryRun,
     });
-    const warnings: string[] = [...held.warnings];
+    const enforced = await ctx.desired.beforeSet(ctx.caller, {
+      targetId: target.id,
+      activeId: before.id,
+      force: input.force,
+      dryRun: input.dryRun,
+    });
+    const warnings: string[] = [...held.warnings, ...enforced.warnings];
     const state = await ctx.backend.getActive();
     if (state.policyManaged) {
       warnings.push(
@@ -133,6 +142,7 @@ export const setPlan = async (ctx: PlansContext, input: SetPlanInput): Promise<S
       { before },
     );
     await held.commit();
+    await enforced.commit();
     // A change that did not fully take effect is still a change, but the caller is told.
     for (const m of effective?.mismatches ?? []) warnings.push(mismatchWarning(m));
     return { ...answer(changed, after), ...(effective ? { effective } : {}) };
