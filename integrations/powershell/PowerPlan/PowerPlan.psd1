@@ -8,6 +8,7 @@
     CompatiblePSEditions = @('Desktop', 'Core')
     FunctionsToExport    = @('Get-PowerPlanStatus', 'Set-PowerPlan', 'Test-PowerPlan', 'Invoke-PowerPlanBenchmark', 'Get-PowerPlanRecommendation')
     CmdletsToExport      = @()
+    DscResourcesToExport = @('PowerPlan')
     VariablesToExport    = @()
     AliasesToExport      = @()
     PrivateData          = @{
