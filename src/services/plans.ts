@@ -9,7 +9,7 @@ import type { Caller } from '../domain/scopes.ts';
 import { journalWarnings } from '../lib/keep-aside.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
-import type { DesiredService } from './desired.ts';
+import { type DesiredService, whileEnforced } from './desired.ts';
 import { setWhileHeld } from './holds.ts';
 import type { PlanChangeService } from './plan-change.ts';
 
@@ -64,7 +64,7 @@ export const setPlan = async (ctx: PlansContext, input: SetPlanInput): Promise<S
     force: input.force,
     create: input.create,
     canSet: 'attempt',
-    policy: [setWhileHeld, ctx.desired.whileEnforced],
+    policy: [setWhileHeld, whileEnforced(await ctx.desired.enforced())],
   });
   return {
     changed: r.changed,

@@ -45,7 +45,7 @@ describe('set against an enforced desired plan', () => {
       assert.equal(r.status, 409, JSON.stringify(r.body));
       assert.equal(r.body.code, 'conflict');
       assert.match(r.body.detail, refusal);
-      assert.match(r.body.detail, /force: true .*sets the plan and turns enforcement off/);
+      assert.match(r.body.detail, /force: true .*which sets the plan and turns enforcement off/);
       assert.deepEqual(r.body.details?.desired, {
         planId: SCHEME.highPerformance,
         planName: 'High performance',
@@ -90,7 +90,7 @@ describe('set against an enforced desired plan', () => {
     assert.match(r.stderr, refusal);
     assert.match(
       r.stderr,
-      /--force sets the plan and turns enforcement off.*powerplan desired set with --enforce/,
+      /--force, which sets the plan and turns enforcement off.*powerplan desired set with --enforce/,
     );
     assert.doesNotMatch(r.stderr, /force: true|set_desired_power_plan/);
   });
