@@ -280,6 +280,7 @@ export class DesiredService {
       return;
     }
     this.checking = true;
+    const started = Date.now();
     let watching = true;
     try {
       await this.check();
