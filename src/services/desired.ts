@@ -294,6 +294,7 @@ export class DesiredService {
   }
 
   private async runCheck(): Promise<void> {
+    const started = Date.now();
     let watching = true;
     try {
       await this.check();
@@ -311,11 +312,12 @@ export class DesiredService {
         void this.checkNow();
       } else if (this.running) {
         const seconds = this.o.config.desiredInterval;
+        // On the interval's grid from this check's start (a slow check is not followed by a gap);
+        // 5% slack: shares a wake-up with a hold's expiry that falls just before it.
         if (watching || !this.unwatch)
-          // 5% slack: shares a wake-up with a hold's expiry that falls just before it.
           this.o.schedule.set(
             SCHEDULE_JOB,
-            Date.now() + seconds * 1000,
+            started + seconds * 1000,
             () => void this.checkNow(),
             seconds * 50,
           );
