@@ -75,7 +75,7 @@ const counts = (output) => ({
 try {
   // Windows runs the bundle (tsx cannot load the sources there: its esbuild is the Linux build).
   spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' });
-  const standins = await buildStandins(join(work, 'standins'), prefix);
+  const { exe: standinExe, paths: standins } = await buildStandins(join(work, 'standins'), prefix);
   const env = {
     CI: process.env.CI ?? 'true',
     POWERPLAN_TEST_STANDINS: toWindows(join(work, 'standins')),
@@ -106,6 +106,24 @@ try {
     console.log(
       `== Windows test files: ${c.tests} tests, ${c.pass} passed, ${c.fail} failed, ${c.skipped} skipped`,
     );
+  }
+  if (want('scenario') && prefix) {
+    console.log('== end to end: powerplan serve and the CLI as Windows processes, called over loopback');
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--test', '--test-reporter=spec', 'test/windows-process/serve.scenario.ts'],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        env: { ...process.env, ...prefix?.env, POWERPLAN_TEST_STANDIN_EXE: standinExe },
+        timeout: 10 * 60_000,
+      },
+    );
+    process.stdout.write(r.stdout + r.stderr);
+    const c = counts(r.stdout);
+    ran += c.pass + c.fail;
+    failed += c.fail + (r.status === 0 ? 0 : c.fail === 0 ? 1 : 0);
+    console.log(`== end to end: ${c.tests} tests, ${c.pass} passed, ${c.fail} failed`);
   }
 } finally {
   prefix?.close();

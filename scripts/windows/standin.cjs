@@ -1,8 +1,9 @@
 // The main script of the .exe stand-ins for Windows commands (powercfg.exe, reg.exe, icacls.exe)
-// used by the Windows tier: one single executable copied under each name. It runs the emulator
+// used by the Windows tier: one single executable linked under each name. It runs the emulator
 // script that standins.json (next to the .exe) names for its own file name, with the arguments it
 // was given, as if `node <script> <args...>` had been run. The command wrapper passes a minimal
-// environment, so the script is found beside the executable, never through a variable.
+// environment, so the script, and any variables the emulators need (their state file), are found
+// beside the executable: { "scripts": { "<name>": "<path>" }, "env": { ... } }.
 const { readFileSync } = require('node:fs');
 const { createRequire } = require('node:module');
 const { basename, dirname, join } = require('node:path');
@@ -11,8 +12,9 @@ const exe = process.execPath;
 const name = basename(exe)
   .replace(/\.exe$/i, '')
   .toLowerCase();
-const scripts = JSON.parse(readFileSync(join(dirname(exe), 'standins.json'), 'utf8'));
+const { scripts, env = {} } = JSON.parse(readFileSync(join(dirname(exe), 'standins.json'), 'utf8'));
 const script = scripts[name];
+Object.assign(process.env, env);
 if (!script) {
   process.stderr.write(`${name}: no emulator script in standins.json\n`);
   process.exit(9009);

@@ -17,24 +17,28 @@ export const STANDINS = {
 
 const toWindows = (p) => (process.platform === 'win32' ? p : winPath(p));
 
-/** Fills `dir` with <name>.exe for every stand-in; returns their paths as the Windows side sees them. */
-export const buildStandins = async (dir, prefix) => {
+/**
+ * Fills `dir` with <name>.exe for every stand-in, all links of `exe` (built once by buildStandins),
+ * with `env` for the emulators; returns the paths as the Windows side sees them.
+ */
+export const linkStandins = (exe, dir, env = {}) => {
   mkdirSync(dir, { recursive: true });
-  const first = join(dir, 'standin.exe');
-  await buildSea({
-    nodeExe: pinned('nodeWin'),
-    mainScript: join(import.meta.dirname, 'standin.cjs'),
-    out: first,
-    prefix,
-  });
   copyFileSync(join(import.meta.dirname, 'standin-loader.cjs'), join(dir, 'loader.cjs'));
   const scripts = {};
   const paths = {};
   for (const [name, script] of Object.entries(STANDINS)) {
-    linkSync(first, join(dir, `${name}.exe`));
+    linkSync(exe, join(dir, `${name}.exe`));
     scripts[name] = toWindows(join(root, script));
     paths[name] = toWindows(join(dir, `${name}.exe`));
   }
-  writeFileSync(join(dir, 'standins.json'), `${JSON.stringify(scripts, null, 1)}\n`);
+  writeFileSync(join(dir, 'standins.json'), `${JSON.stringify({ scripts, env }, null, 1)}\n`);
   return paths;
+};
+
+/** Builds the stand-in executable into `dir`/standin.exe and links the stand-ins beside it. */
+export const buildStandins = async (dir, prefix) => {
+  mkdirSync(dir, { recursive: true });
+  const exe = join(dir, 'standin.exe');
+  await buildSea({ nodeExe: pinned('nodeWin'), mainScript: join(import.meta.dirname, 'standin.cjs'), out: exe, prefix });
+  return { exe, paths: linkStandins(exe, dir) };
 };

