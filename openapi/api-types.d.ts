@@ -269,7 +269,7 @@ export interface paths {
         };
         /**
          * Fleet status
-         * @description Asks every powerplan agent of the fleet (the servers named in the fleet file) for its power plan status in one call: per host the plan in force (id, name, kind), owner, whether it can be changed, group policy, holds, desired-state drift, the latest benchmark burst penalty and the recommendation (summary, whether to switch, to which kind), or why the host did not answer (unreachable, unauthorized, error). Counts in `summary`. Filter with hosts and tags. Read-only on every host; runs no benchmark. Answers within the per-host timeout (5 s by default) even when hosts are down; answers are cached for 3 s.
+         * @description Asks every powerplan agent of the fleet (the servers named in the fleet file) for its power plan status in one call: per host the plan in force (id, name, kind), owner, whether it can be changed, group policy, holds, desired-state drift, the latest benchmark burst penalty and the recommendation (summary, whether to switch, to which kind), or why the host did not answer (unreachable, unauthorized, error). Counts in `summary`. Filter with hosts and tags. Read-only on every host; runs no benchmark. Answers within the per-host timeout (5 s by default) even when hosts are down; answers are cached for 3 s. When the fleet file names a Prometheus server instead of hosts, the same answer comes from Prometheus' latest scrapes (a few queries for the whole fleet; `source` says so): a host whose scrape failed or that is no longer scraped is unreachable, with the time of its last sample in lastSampleAt.
          */
         get: operations["get_fleet_status"];
         put?: never;
@@ -290,7 +290,7 @@ export interface paths {
         get?: never;
         /**
          * Set the power plan on fleet hosts
-         * @description Sets the power plan on the hosts of the fleet named by hosts and/or tags (every host when neither is given), through each agent's own set_power_plan: resolved there (kind alias, id or name), idempotent, audited there, refused there while holds are in force. Call it with dryRun: true first: each host then says what would change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a control token for each host.
+         * @description Sets the power plan on the hosts of the fleet named by hosts and/or tags (every host when neither is given), through each agent's own set_power_plan: resolved there (kind alias, id or name), idempotent, audited there, refused there while holds are in force. Call it with dryRun: true first: each host then says what would change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a control token for each host. With a Prometheus source, the agents' URLs come from Prometheus' targets and their token from the fleet file's prometheus.agents.
          */
         put: operations["set_fleet_power_plan"];
         post?: never;
@@ -309,7 +309,7 @@ export interface paths {
         };
         /**
          * List fleet hosts
-         * @description Lists the hosts of the fleet as configured (fleet file and/or Ansible inventory): name, URL, tags, whether a token is sent (never the token) and how TLS is checked. Contacts no host. Read scope.
+         * @description Lists the hosts of the fleet as configured (fleet file and/or Ansible inventory): name, URL, tags, whether a token is sent (never the token) and how TLS is checked; with a Prometheus source, the agents of its active targets. Contacts no host. Read scope.
          */
         get: operations["list_fleet_hosts"];
         put?: never;
@@ -885,10 +885,12 @@ export interface components {
             url: string;
             tags: string[];
             status: components["schemas"]["FleetHostReachability"];
-            /** @description ISO 8601 time the agent was asked (answers are cached for a few seconds). */
+            /** @description ISO 8601 time the agent was asked (answers are cached for a few seconds); from Prometheus, the time of its last scrape. */
             checkedAt: string;
-            /** @description How long the agent took to answer, or until it was given up. */
+            /** @description How long the agent took to answer, or until it was given up (from Prometheus: the scrape). */
             durationMs: number;
+            /** @description From Prometheus only: ISO 8601 time of the host's newest sample (its last good scrape); for an unreachable host, how old the last known state is; null when none is left within the lookback. */
+            lastSampleAt?: string | null;
             /** @description The plan in force; null when not ok or the host exposes no plan. */
             plan: {
                 /** @description Stable identifier: the lowercase GUID on Windows, the profile or governor name on Linux. */
@@ -950,8 +952,23 @@ export interface components {
             };
             hosts: components["schemas"]["FleetSetHost"][];
         };
+        /** @description Where a fleet answer comes from. */
+        FleetSource: {
+            /**
+             * @description agents: every agent was asked; prometheus: the answer comes from Prometheus' latest scrapes.
+             * @enum {string}
+             */
+            kind: "agents" | "prometheus";
+            /** @description The fleet file and/or Ansible inventory, or the Prometheus URL. */
+            name: string;
+            /** @description Prometheus: the ISO 8601 instant the queries were evaluated at. */
+            evaluatedAt?: string;
+            /** @description Prometheus: how many instant queries the answer took. */
+            queries?: number;
+        };
         /** @description The power plan status of every agent asked, with counts. */
         FleetStatus: {
+            source: components["schemas"]["FleetSource"];
             /** @description Counts over the hosts asked. */
             summary: {
                 total: number;
@@ -1066,7 +1083,7 @@ export interface components {
             /** @description What went wrong and what to do next. */
             detail: string;
             /** @enum {string} */
-            code: "invalid_input" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "busy" | "payload_too_large" | "unsupported_media_type" | "unsupported" | "os_error" | "timeout" | "cancelled" | "internal";
+            code: "invalid_input" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "busy" | "payload_too_large" | "unsupported_media_type" | "unsupported" | "os_error" | "upstream" | "timeout" | "cancelled" | "internal";
             /** @description Machine-readable facts, e.g. the available plans. */
             details?: {
                 [key: string]: unknown;
@@ -1598,9 +1615,9 @@ export interface operations {
                 "application/json": {
                     /** @description The plan: its id (Windows GUID, tuned/PPD profile or governor name), a kind alias (high-performance, ultimate-performance, balanced, power-saver), a powercfg alias (SCHEME_MIN, SCHEME_MAX, SCHEME_BALANCED) or the exact plan name (case-insensitive). */
                     plan: string;
-                    /** @description How long to hold, as a duration: 90s, 45m, 2h, 1d, 1h30m (1 s to 7 days). Give this or durationSeconds. */
+                    /** @description How long to hold, as a duration: 90s, 45m, 2h, 1d, 1h30m (1 s to 7 days). Give this or `durationSeconds`. */
                     for?: string;
-                    /** @description How long to hold, in seconds (1 to 604800). Give this or for. */
+                    /** @description How long to hold, in seconds (1 to 604800). Give this or `for`. */
                     durationSeconds?: number;
                     /** @description Why the plan is held (shown in list_holds and the audit log), up to 200 characters. */
                     reason?: string;
@@ -2010,7 +2027,7 @@ export interface operations {
             query?: {
                 /** @description At most this many records, the most recent ones (1 to 1000, default 100). */
                 limit?: number;
-                /** @description Only records at or after this ISO 8601 time, e.g. 2025-01-31T00:00:00Z. */
+                /** @description Only records at or after this time: an ISO 8601 time (2025-01-31T00:00:00Z) or a duration ago (1h, 30m, 2d). */
                 since?: string;
             };
             header?: never;

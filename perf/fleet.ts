@@ -17,7 +17,7 @@ import { loadConfig } from '../src/config.ts';
 import { buildDeps } from '../src/deps.ts';
 import { createLogger } from '../src/lib/log.ts';
 import { createToken } from '../src/lib/tokens.ts';
-import { FleetService } from '../src/services/fleet.ts';
+import { FleetService } from '../src/services/fleet/fleet.ts';
 import { startHttpServer } from '../src/surfaces/http/server.ts';
 import { footer, header, median, verdict } from './lib/machine.ts';
 

@@ -131,6 +131,39 @@ const variables: Record<keyof Config, string> = {
 
 export const configVariables = variables;
 
+/** What each setting does, for `powerplan serve --help` (the README's table says the same at length). */
+export const configHelp: Record<keyof Config, string> = {
+  host: 'address to listen on (default 127.0.0.1; another needs a token file)',
+  port: 'port to listen on (default 8750; 0 picks a free one)',
+  backend: 'auto (by platform), windows, linux or simulated (default auto)',
+  stateDir:
+    'audit log, benchmark history, holds, journals (default /var/lib/powerplan as root, %ProgramData%\\powerplan on Windows)',
+  powercfg: 'powercfg.exe to run (Windows; never looked up on PATH)',
+  reg: 'reg.exe for group policy and the code page (Windows)',
+  codepage: 'OEM code page of powercfg output (Windows; default from the registry)',
+  sysfsRoot: 'sysfs root the Linux backend reads (default /sys)',
+  procfsRoot: 'procfs root read for virtualization hints (default /proc)',
+  logLevel: 'debug, info, warn, error or silent (default info; JSON lines on stderr)',
+  tokenFile: 'token file (powerplan token create); without one, loopback callers only',
+  tlsCert: 'PEM certificate; with --tls-key the server speaks HTTPS',
+  tlsKey: 'PEM private key of --tls-cert',
+  corsOrigins: 'comma-separated origins allowed by CORS (default none: CORS off)',
+  frameAncestors: "who may frame the pages (CSP frame-ancestors; default 'self')",
+  allowedHosts: 'extra Host names (name or name:port) that callers without a token may use',
+  desiredPlan: 'the plan this server should be in; drift is reported',
+  desiredInterval: 'seconds between desired-state checks (default 60)',
+  desiredEnforce: 'true: set a drifted plan back (never against a hold or group policy; default false)',
+  fleet: 'fleet file naming the agents the fleet commands ask',
+  ansibleInventory: 'Ansible inventory whose hosts with powerplan_url join the fleet',
+  fleetTimeoutMs: 'per-host timeout of a fleet call, ms (default 5000)',
+  fleetConcurrency: 'fleet hosts asked at once (default 16)',
+  auditMaxBytes: 'size at which audit.jsonl is rotated (default 10485760)',
+  auditFiles: 'audit files kept, the current one included (default 5)',
+  lockStaleSeconds: 'a lock not refreshed for this long is stale (default 120)',
+  icacls: 'icacls.exe that sets and checks the ACLs of the state directory and token file (Windows)',
+  aclCheck: 'auto: check and set ACLs on Windows; always: everywhere (default auto)',
+};
+
 export const loadConfig = (
   env: NodeJS.ProcessEnv = process.env,
   flags: Partial<Record<keyof Config, string>> = {},

@@ -15,6 +15,7 @@ export const errorCodes = {
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   unsupported: { status: 422, title: 'Not supported on this system' },
   os_error: { status: 502, title: 'Operating system command failed' },
+  upstream: { status: 502, title: 'Upstream server failed' },
   timeout: { status: 504, title: 'Timed out' },
   cancelled: { status: 499, title: 'Cancelled' },
   internal: { status: 500, title: 'Internal error' },

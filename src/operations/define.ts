@@ -33,6 +33,11 @@ export interface CliBinding {
   command: string[];
   /** Input fields taken from positional arguments, in order. */
   positional?: string[];
+  /**
+   * The description `--help` shows, where the shared one speaks of what the JSON answers; operation
+   * names and input fields in it (and in the shared one) are put in CLI words by the CLI.
+   */
+  description?: string;
   /** Renders the output for a person; --json prints the output as REST returns it. */
   format?: (output: never) => string;
   /** The exit code for an output that is an answer but not a success (default 0), e.g. a fleet change that failed on a host. */

@@ -44,6 +44,9 @@ export const formatFleetStatus = (s: FleetStatus): string => {
     ...(failed.length ? ['', ...failed.map((h) => `${h.name}: ${h.error!.title}: ${h.error!.detail}`)] : []),
     '',
     `${hostCount(m.total)}: ${m.ok} ok, ${m.unreachable} unreachable, ${m.unauthorized} unauthorized, ${m.error} error; ${m.changeRecommended} advised to switch.`,
+    ...(s.source.kind === 'prometheus'
+      ? [`As scraped: from Prometheus ${s.source.name}, evaluated at ${s.source.evaluatedAt ?? '?'}.`]
+      : []),
   ].join('\n');
 };
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AuditLog, type AuditRecord } from '../domain/audit.ts';
 import { readAuditLog } from '../lib/audit-log.ts';
 import { defineOperation, readOnly } from './define.ts';
-import { limitInput } from './inputs.ts';
+import { limitInput, sinceInput } from './inputs.ts';
 
 const describeRecord = (r: AuditRecord): string => {
   const name = (v: unknown) =>
@@ -31,10 +31,9 @@ export const getAuditLog = defineOperation({
         100,
         'At most this many records, the most recent ones (1 to 1000, default 100).',
       ),
-      since: z.iso
-        .datetime({ offset: true })
-        .optional()
-        .describe('Only records at or after this ISO 8601 time, e.g. 2025-01-31T00:00:00Z.'),
+      since: sinceInput(
+        'Only records at or after this time: an ISO 8601 time (2025-01-31T00:00:00Z) or a duration ago (1h, 30m, 2d).',
+      ).optional(),
     })
     .strict(),
   output: AuditLog,

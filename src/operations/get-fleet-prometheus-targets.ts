@@ -1,7 +1,7 @@
 /** get_fleet_prometheus_targets: the fleet as Prometheus file_sd / http_sd targets. */
 import { z } from 'zod';
 import { PrometheusTargets } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet.ts';
+import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { fleetSelection } from './inputs.ts';
 

@@ -14,7 +14,7 @@ const Duration = z
     return s !== undefined && s >= MIN_HOLD_SECONDS && s <= MAX_HOLD_SECONDS;
   }, `must be a duration like 90s, 45m, 2h, 1d or 1h30m, from ${bounds}`)
   .describe(
-    `How long to hold, as a duration: 90s, 45m, 2h, 1d, 1h30m (${bounds}). Give this or durationSeconds.`,
+    `How long to hold, as a duration: 90s, 45m, 2h, 1d, 1h30m (${bounds}). Give this or \`durationSeconds\`.`,
   );
 
 export const HoldInput = z
@@ -28,7 +28,7 @@ export const HoldInput = z
       .max(MAX_HOLD_SECONDS)
       .optional()
       .describe(
-        `How long to hold, in seconds (${MIN_HOLD_SECONDS} to ${MAX_HOLD_SECONDS}). Give this or for.`,
+        `How long to hold, in seconds (${MIN_HOLD_SECONDS} to ${MAX_HOLD_SECONDS}). Give this or \`for\`.`,
       ),
     reason: plainText(200)
       .optional()
@@ -36,7 +36,7 @@ export const HoldInput = z
   })
   .strict()
   .refine((v) => (v.for === undefined) !== (v.durationSeconds === undefined), {
-    message: 'give exactly one of for (e.g. 2h) and durationSeconds',
+    message: 'give exactly one of `for` (e.g. 2h) and `durationSeconds`',
     path: ['durationSeconds'],
   });
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { MAX_THREADS } from '../bench/service.ts';
 import { BenchmarkProfile } from '../domain/benchmark.ts';
 import { FleetHostName, FleetTag } from '../domain/fleet.ts';
+import { parseDuration } from '../domain/holds.ts';
 
 /** The input of an operation that takes none (unknown fields are still refused). */
 export const noInput = z.object({}).strict();
@@ -13,6 +14,26 @@ export const noInput = z.object({}).strict();
 /** How many items an answer lists: 1 to `max`, `fallback` when not given. */
 export const limitInput = (max: number, fallback: number, text: string) =>
   z.number().int().min(1).max(max).default(fallback).describe(text);
+
+const isoTime = z.iso.datetime({ offset: true });
+
+/**
+ * A point in time: an ISO 8601 time with its offset (2025-01-31T00:00:00Z), or a duration ago as a
+ * hold takes it (90s, 45m, 1h, 2d, 1h30m); the handler receives the ISO time either way.
+ */
+export const sinceInput = (text: string) =>
+  z
+    .string()
+    .max(64)
+    .refine(
+      (v) => isoTime.safeParse(v).success || parseDuration(v) !== undefined,
+      'must be an ISO 8601 time such as 2025-01-31T00:00:00Z, or a duration ago such as 1h, 30m or 2d',
+    )
+    .transform((v) => {
+      const seconds = isoTime.safeParse(v).success ? undefined : parseDuration(v);
+      return seconds === undefined ? v : new Date(Date.now() - seconds * 1000).toISOString();
+    })
+    .describe(text);
 
 /** A non-empty line of text that cannot smuggle a newline or escape into logs, audit or a terminal. */
 export const plainText = (max: number) =>

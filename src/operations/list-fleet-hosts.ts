@@ -1,7 +1,7 @@
 /** list_fleet_hosts: the agents the fleet file (and inventory) names, without asking them. */
 import { z } from 'zod';
 import { FleetHostList } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet.ts';
+import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { formatFleetHosts } from './fleet-format.ts';
 import { fleetSelection } from './inputs.ts';
@@ -11,7 +11,8 @@ export const listFleetHosts = defineOperation({
   title: 'List fleet hosts',
   description:
     'Lists the hosts of the fleet as configured (fleet file and/or Ansible inventory): name, URL, tags, whether a ' +
-    'token is sent (never the token) and how TLS is checked. Contacts no host. Read scope.',
+    'token is sent (never the token) and how TLS is checked; with a Prometheus source, the agents of its active ' +
+    'targets. Contacts no host. Read scope.',
   input: z.object(fleetSelection).strict(),
   output: FleetHostList,
   annotations: readOnly,

@@ -1,7 +1,7 @@
 /** set_fleet_power_plan: set one plan on the named or tagged hosts of the fleet, each host reported. */
 import { z } from 'zod';
 import { FleetSetResult } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet.ts';
+import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation } from './define.ts';
 import { formatFleetSet } from './fleet-format.ts';
 import { fleetSelection, PlanRef } from './inputs.ts';
@@ -15,7 +15,8 @@ export const setFleetPowerPlan = defineOperation({
     'refused there while holds are in force. Call it with dryRun: true first: each host then says what would ' +
     'change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its ' +
     'error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a ' +
-    'control token for each host.',
+    "control token for each host. With a Prometheus source, the agents' URLs come from Prometheus' targets and " +
+    "their token from the fleet file's prometheus.agents.",
   input: z
     .object({
       plan: PlanRef,

@@ -41,6 +41,13 @@ export const setPowerPlan = defineOperation({
   http: setPlanRoute.http,
   cli: {
     ...setPlanRoute.cli,
+    description:
+      'Makes a plan active. <plan> is a plan id, a kind alias such as high-performance, a powercfg alias or an exact ' +
+      'name; the answer names the plan and its id. Try it with --dry-run first: that says what would change and ' +
+      'changes nothing. Asking for the plan already active says so and touches nothing. Changes are audited and ' +
+      'serialized with other plan changes. With --create, a missing Ultimate Performance or High performance plan ' +
+      'is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will ' +
+      'be reverted. While holds are in force (powerplan hold) a change is refused unless --force, which ends them.',
     format: (r) => {
       const verb = r.dryRun
         ? r.changed

@@ -3,11 +3,11 @@
  * the fleet named with --fleet or an Ansible inventory, tables for people, --json for scripts.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FleetSetResult, FleetStatus, PrometheusTargets } from '../../src/domain/fleet.ts';
+import { ansibleInstall, requireTool, toolRuns } from '../integrations/tools.ts';
 import { runCli } from '../support/processes.ts';
 import { type FleetRig, fleetRig } from './rig.ts';
 
@@ -95,11 +95,7 @@ describe('powerplan fleet (CLI)', () => {
   });
 
   it('--ansible-inventory reads the hosts from an inventory', async (ctx) => {
-    try {
-      execFileSync('ansible-inventory', ['--version'], { stdio: 'ignore' });
-    } catch {
-      return ctx.skip('ansible-inventory is not installed');
-    }
+    if (!requireTool(ctx, toolRuns('ansible-inventory'), 'ansible-inventory', ansibleInstall)) return;
     const inv = join(rig.dir, 'inventory.ini');
     const [a1, a2] = rig.agents;
     await writeFile(

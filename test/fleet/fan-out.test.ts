@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/lib/log.ts';
-import { FleetService, mapLimited } from '../../src/services/fleet.ts';
+import { FleetService, mapLimited } from '../../src/services/fleet/fleet.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { type FleetRig, fleetRig } from './rig.ts';
 

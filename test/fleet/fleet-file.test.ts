@@ -3,7 +3,6 @@
  * permissions, token and CA files; the Ansible inventory hand-off; redirects and TLS towards agents.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/lib/log.ts';
-import { FleetService } from '../../src/services/fleet.ts';
-import { loadFleet, readAnsibleInventory, readFleetFile } from '../../src/services/fleet-file.ts';
+import { loadFleet, readAnsibleInventory, readFleetFile } from '../../src/services/fleet/file.ts';
+import { FleetService } from '../../src/services/fleet/fleet.ts';
 import { startHttpServer } from '../../src/surfaces/http/server.ts';
+import { ansibleInstall, opensslInstall, requireTool, toolRuns } from '../integrations/tools.ts';
 import { testDeps } from '../support/deps.ts';
 import { makeTestCertificate } from '../support/tls.ts';
 import { writeSecret } from './rig.ts';
@@ -71,6 +71,63 @@ describe('fleet file', () => {
     }
     await assert.rejects(readFleetFile(await fleetWith('{ nope')), /is not valid JSON/);
     await assert.rejects(readFleetFile(join(dir, 'absent.json')), /does not exist/);
+  });
+
+  it('takes a Prometheus source instead of hosts, its matchers and labels checked, its paths relative to the file', async () => {
+    const prom = (p: object) =>
+      fleetWith(JSON.stringify({ prometheus: { url: 'http://127.0.0.1:9090', ...p } }));
+    const cases: [() => Promise<string>, RegExp][] = [
+      [() => fleetWith(JSON.stringify({})), /give hosts \(the agents\) or prometheus/],
+      [
+        () => fleetWith(JSON.stringify({ hosts: [], prometheus: { url: 'http://p:9090' } })),
+        /give hosts or prometheus, not both/,
+      ],
+      [
+        () => prom({ url: 'https://u:p@p:9090' }),
+        /prometheus\.url: must not carry credentials.*tokenFile or basicAuth/,
+      ],
+      [() => prom({ selector: 'job=powerplan' }), /prometheus\.selector: must be label matchers/],
+      [() => prom({ selector: 'up{job="x"}' }), /prometheus\.selector: must be label matchers/],
+      [() => prom({ selector: '__name__=~".+"' }), /must not match __name__/],
+      [
+        () => prom({ selector: 'job="a"} or vector(1) or {a="b"' }),
+        /prometheus\.selector: must be label matchers/,
+      ],
+      [() => prom({ hostLabel: 'fleet-host' }), /prometheus\.hostLabel: must be a Prometheus label name/],
+      [() => prom({ lookback: '1 hour' }), /prometheus\.lookback: must be a Prometheus duration/],
+      [
+        () => prom({ tokenFile: 't', basicAuth: { username: 'u', passwordFile: 'p' } }),
+        /tokenFile or basicAuth, not both/,
+      ],
+      [
+        () => prom({ basicAuth: { username: 'a:b', passwordFile: 'p' } }),
+        /username: must be 1-256 characters/,
+      ],
+      [() => prom({ agents: { tokenFile: 'a', tokenDir: 'b' } }), /tokenFile or tokenDir, not both/],
+      [() => prom({ agents: { token: 'x' } }), /unknown field\(s\) 'token'/],
+    ];
+    for (const [write, pattern] of cases) {
+      await assert.rejects(readFleetFile(await write()), (e: Error) => {
+        assert.match(e.message, pattern);
+        return true;
+      });
+    }
+    const ok = await readFleetFile(
+      await prom({ selector: '{ job="powerplan", env=~"prod|staging", }', agents: { tokenDir: 'tokens' } }),
+    );
+    assert.deepEqual(ok.hosts, []);
+    assert.equal(ok.prometheus?.selector, 'job="powerplan", env=~"prod|staging"');
+    assert.equal(ok.prometheus?.hostLabel, 'fleet_host');
+    assert.equal(ok.prometheus?.lookback, '1h');
+    assert.equal(ok.prometheus?.agents.tokenDir, join(dir, 'tokens'));
+    await assert.rejects(
+      loadFleet({ fleet: await prom({}), ansibleInventory: join(dir, 'inventory.ini') }),
+      /an Ansible inventory cannot be added/,
+    );
+    await assert.rejects(
+      loadFleet({ fleet: await prom({ tokenFile: 'absent.token' }) }),
+      /Prometheus token file.*does not exist/,
+    );
   });
 
   it('refuses a fleet file others may write, and a token file others may read', async (ctx) => {
@@ -167,13 +224,8 @@ describe('fleet file', () => {
   });
 
   it('verifies TLS by default and trusts a per-host caFile', async (ctx) => {
-    let cert: string;
-    let key: string;
-    try {
-      ({ cert, key } = makeTestCertificate(dir));
-    } catch {
-      return ctx.skip('openssl is not available to make a test certificate');
-    }
+    if (!requireTool(ctx, toolRuns('openssl', ['version']), 'openssl', opensslInstall)) return;
+    const { cert, key } = makeTestCertificate(dir);
     await chmod(key, 0o600);
     const agent = await testDeps({
       POWERPLAN_TLS_CERT: cert,
@@ -204,11 +256,7 @@ describe('fleet file', () => {
   });
 
   it('reads hosts, tokens and groups from an Ansible inventory', async (ctx) => {
-    try {
-      execFileSync('ansible-inventory', ['--version'], { stdio: 'ignore' });
-    } catch {
-      return ctx.skip('ansible-inventory is not installed');
-    }
+    if (!requireTool(ctx, toolRuns('ansible-inventory'), 'ansible-inventory', ansibleInstall)) return;
     const inv = join(dir, 'hosts.ini');
     await writeFile(
       inv,

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createApp } from '../../src/surfaces/http/app.ts';
+import { call } from '../support/call.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { servedProcess } from '../support/server.ts';
 import { findPrometheusPython, type ParsedFamily, parsePrometheusText, requireTool } from './tools.ts';
@@ -125,6 +126,24 @@ describe('GET /metrics on the simulated backend', () => {
     // Default process metrics, on the app's own registry.
     assert.ok(families.some((f) => f.name === 'process_cpu_seconds'));
     assert.ok(families.some((f) => f.name === 'nodejs_eventloop_lag_seconds'));
+  });
+
+  it('exposes what the fleet status needs: the advice, whether the plan can be set, the desired status', async () => {
+    await call(t.deps, 'set_desired_power_plan', { plan: 'power-saver' });
+    try {
+      const text = await (await app.request('/metrics')).text();
+      assert.match(text, /^powerplan_plan_settable 1$/m);
+      // The simulated machine on High performance: the database advice keeps it.
+      assert.match(text, /^powerplan_plan_change_recommended 0$/m);
+      assert.match(
+        text,
+        /^powerplan_recommended_plan_info\{id="[^"]+",name="High performance",kind="high-performance"\} 1$/m,
+      );
+      assert.match(text, /^powerplan_desired_plan_status\{status="drift"\} 1$/m);
+      assert.match(text, /^powerplan_desired_plan_status\{status="in-desired-state"\} 0$/m);
+    } finally {
+      await call(t.deps, 'set_desired_power_plan', { plan: null });
+    }
   });
 
   it('keeps its own registry: a second app starts from zero', async () => {

@@ -6,35 +6,26 @@
  * machine's Trusted Root store; elsewhere: the CA bundle that .NET reads, SSL_CERT_FILE).
  *
  * The PowerShell is POWERPLAN_PWSH (e.g. powershell.exe for Windows PowerShell 5.1), else pwsh on
- * the PATH or in ~/.dotnet/tools. Without one (or without Pester 5) the test skips outside CI and
- * fails in CI, where .ci/run installs both.
+ * the PATH or in ~/.dotnet/tools. Without one, without Pester 5 or without openssl the test skips
+ * outside CI, saying what is missing and how to install it, and fails in CI, where .ci/run installs them.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { type ServerProcess, startServer } from '../support/processes.ts';
 import { makeTestCertificate } from '../support/tls.ts';
-import { requireTool, run } from './tools.ts';
+import { findPwsh, opensslInstall, pwshInstall, requireTool, run, toolRuns } from './tools.ts';
 
-const install =
-  'dotnet tool install --global PowerShell --version 7.6.9, and Pester 5 from NuGet (see .ci/run)';
-const windows = process.platform === 'win32';
-
-/** POWERPLAN_PWSH, else the .NET global tool's pwsh (where .ci/run installs it), else pwsh on the PATH. */
-const findPwsh = (): string => {
-  if (process.env.POWERPLAN_PWSH) return process.env.POWERPLAN_PWSH;
-  const tool = join(homedir(), '.dotnet', 'tools', windows ? 'pwsh.exe' : 'pwsh');
-  return existsSync(tool) ? tool : 'pwsh';
-};
+const install = pwshInstall;
 
 describe('PowerShell module PowerPlan (Pester, live services)', () => {
   const pwsh = findPwsh();
+  const windows = process.platform === 'win32';
   let available = false;
   let dir = '';
   const services: { deps: TestDeps; server: ServerProcess }[] = [];
@@ -48,16 +39,25 @@ describe('PowerShell module PowerPlan (Pester, live services)', () => {
     return String(new URL(server.url).port);
   };
 
+  let pester = '';
+  let openssl = false;
+
   before(async () => {
+    // One probe: PowerShell's version and the newest Pester 5 it can load (empty: none).
     const probe = await run(
       pwsh,
-      ['-NoProfile', '-NonInteractive', '-Command', '$PSVersionTable.PSVersion.ToString()'],
-      {
-        timeoutMs: 60_000,
-      },
+      [
+        '-NoProfile',
+        '-NonInteractive',
+        '-Command',
+        "$p = Get-Module -ListAvailable Pester | Where-Object { $_.Version.Major -eq 5 } | Sort-Object Version -Descending | Select-Object -First 1; 'pester=' + $(if ($p) { $p.Version })",
+      ],
+      { timeoutMs: 60_000 },
     );
     available = probe.code === 0;
-    if (!available) return;
+    pester = /^pester=(\S*)/m.exec(probe.stdout)?.[1] ?? '';
+    openssl = toolRuns('openssl', ['version']);
+    if (!available || !pester || !openssl) return;
     dir = await mkdtemp(join(tmpdir(), 'powerplan-pwsh-'));
     const { cert, key } = makeTestCertificate(dir);
     if (windows) {
@@ -104,6 +104,8 @@ describe('PowerShell module PowerPlan (Pester, live services)', () => {
 
   it('passes every Pester test of the module', async (t) => {
     if (!requireTool(t, available, `PowerShell (${pwsh})`, install)) return;
+    if (!requireTool(t, pester !== '', 'Pester 5', install)) return;
+    if (!requireTool(t, openssl, 'openssl', opensslInstall)) return;
     const summaryPath = join(dir, 'summary.json');
     const r = await run(
       pwsh,
@@ -118,7 +120,6 @@ describe('PowerShell module PowerPlan (Pester, live services)', () => {
       ],
       { env: { ...process.env, ...env, POWERPLAN_TEST_PWSH: pwsh, NO_COLOR: '1' }, timeoutMs: 240_000 },
     );
-    if (r.code === 100 && !requireTool(t, false, 'Pester 5', install)) return;
     const output = `${r.stdout}\n${r.stderr}`;
     const summary = JSON.parse(await readFile(summaryPath, 'utf8').catch(() => '{}')) as {
       result?: string;

@@ -3,8 +3,10 @@
  * developer machine a missing tool skips the test with a message saying how to install it; in CI
  * (CI=true), where .ci/run installs them, a missing tool fails the test instead of hiding it.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { repoRoot } from '../support/deps.ts';
@@ -34,6 +36,22 @@ export const run = (
     );
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
+
+/** True when `file` runs and exits 0 with `args`: a quick probe for a test's external tool. */
+export const toolRuns = (file: string, args: string[] = ['--version']): boolean =>
+  spawnSync(file, args, { stdio: 'ignore', timeout: 60_000 }).status === 0;
+
+export const opensslInstall = 'apt-get install openssl';
+
+export const pwshInstall =
+  'dotnet tool install --global PowerShell --version 7.6.9, and Pester 5 from NuGet (see .ci/run)';
+
+/** POWERPLAN_PWSH, else the .NET global tool's pwsh (where .ci/run installs it), else pwsh on the PATH. */
+export const findPwsh = (): string => {
+  if (process.env.POWERPLAN_PWSH) return process.env.POWERPLAN_PWSH;
+  const tool = join(homedir(), '.dotnet', 'tools', process.platform === 'win32' ? 'pwsh.exe' : 'pwsh');
+  return existsSync(tool) ? tool : 'pwsh';
+};
 
 /**
  * Skips (outside CI) or fails (in CI) when a tool is unavailable; returns true when the test may go on.

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/lib/log.ts';
 import { createToken, parseScopes, revokeToken } from '../../src/lib/tokens.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { loadHttpSecurity } from '../../src/surfaces/http/security.ts';
+import { opensslInstall, requireTool, toolRuns } from '../integrations/tools.ts';
 import { depsPerBlock, perBlock } from '../support/fixture.ts';
 import { runCli, startServer } from '../support/processes.ts';
 import { makeTestCertificate } from '../support/tls.ts';
@@ -210,7 +211,10 @@ describe('safe defaults', () => {
   it('rejects half a TLS setup, bad CORS origins and bad frame-ancestors', async () => {
     for (const [env, re] of [
       [{ POWERPLAN_TLS_CERT: '/nonexistent.pem' }, /POWERPLAN_TLS_KEY/],
-      [{ POWERPLAN_TLS_CERT: '/nonexistent.pem', POWERPLAN_TLS_KEY: '/nonexistent.key' }, /cannot read/],
+      [
+        { POWERPLAN_TLS_CERT: '/nonexistent.pem', POWERPLAN_TLS_KEY: '/nonexistent.key' },
+        /POWERPLAN_TLS_CERT\) cannot be read/,
+      ],
       [{ POWERPLAN_CORS_ORIGINS: '*' }, /POWERPLAN_CORS_ORIGINS/],
       [{ POWERPLAN_CORS_ORIGINS: 'https://a.example/path' }, /POWERPLAN_CORS_ORIGINS/],
       [{ POWERPLAN_FRAME_ANCESTORS: "'self' javascript:" }, /POWERPLAN_FRAME_ANCESTORS/],
@@ -258,14 +262,8 @@ describe('safe defaults', () => {
   it('serves HTTPS with POWERPLAN_TLS_CERT / POWERPLAN_TLS_KEY', async (ctx) => {
     const dir = await mkdtemp(join(tmpdir(), 'powerplan-tls-'));
     try {
-      let cert: string;
-      let key: string;
-      try {
-        ({ cert, key } = makeTestCertificate(dir));
-      } catch {
-        ctx.skip('openssl is not available to make a test certificate');
-        return;
-      }
+      if (!requireTool(ctx, toolRuns('openssl', ['version']), 'openssl', opensslInstall)) return;
+      const { cert, key } = makeTestCertificate(dir);
       const server = await startServer({ ...t.env, POWERPLAN_TLS_CERT: cert, POWERPLAN_TLS_KEY: key });
       try {
         assert.match(server.url, /^https:\/\//);

@@ -85,7 +85,7 @@ describe('CLI as a child process', () => {
     assert.ok(planned.includes(SCHEME.powerSaver) && planned.includes(SCHEME.balanced), planned.join());
     const bad = await runCli(['bench', '--idle-gaps-ms', '50,abc'], t.env);
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /idleGapsMs/);
+    assert.match(bad.stderr, /--idle-gaps-ms/);
   });
 
   it('invalid configuration exits 2 naming the variable', async () => {

@@ -34,81 +34,139 @@ function Get-PowerPlanErrorCategory {
     return [System.Management.Automation.ErrorCategory]::NotSpecified
 }
 
-function Invoke-PowerPlanApi {
-    # One REST call. Bodies go out and answers are read as UTF-8 bytes (Windows PowerShell 5.1 would
-    # send and read strings as ISO-8859-1, mangling plan names such as "Höchstleistung"). A failure
-    # is a terminating error: its message carries the service's problem+json detail, its error id is
-    # PowerPlan.<code>, and the problem itself is in the exception's Problem property.
-    [CmdletBinding()]
-    param(
-        [Parameter(Mandatory = $true)][string]$ComputerName,
-        [Parameter(Mandatory = $true)][int]$Port,
-        [Parameter(Mandatory = $true)][ValidateSet('GET', 'PUT', 'POST')][string]$Method,
-        [Parameter(Mandatory = $true)][string]$Path,
-        [hashtable]$Body,
-        [object]$Token,
-        [switch]$UseSsl,
-        [int]$TimeoutSec = 30
-    )
-    $scheme = 'http'
-    if ($UseSsl) {
-        $scheme = 'https'
-        if ($PSVersionTable.PSEdition -ne 'Core') {
-            # Windows PowerShell 5.1 on older .NET Framework settings offers only SSL 3 / TLS 1.0.
-            [System.Net.ServicePointManager]::SecurityProtocol = [System.Net.ServicePointManager]::SecurityProtocol -bor [System.Net.SecurityProtocolType]::Tls12
+function New-PowerPlanErrorRecord {
+    # The one ErrorRecord of a failure: the message whole (the service's problem detail as sent,
+    # placeholders such as <token> included), the error id PowerPlan.<code>, the category from the
+    # HTTP status, the computer as target object, the problem+json answer in the exception's Problem.
+    param([string]$ComputerName, [string]$Message, [string]$Code, [int]$Status, [object]$Problem, [System.Exception]$InnerException)
+    $exception = New-Object System.InvalidOperationException -ArgumentList $Message, $InnerException
+    Add-Member -InputObject $exception -MemberType NoteProperty -Name Problem -Value $Problem
+    $record = New-Object System.Management.Automation.ErrorRecord -ArgumentList $exception, "PowerPlan.$Code", (Get-PowerPlanErrorCategory $Status), $ComputerName
+    $record.ErrorDetails = New-Object System.Management.Automation.ErrorDetails -ArgumentList $Message
+    $record
+}
+
+function Remove-CaughtError {
+    # A failure caught here is replaced by the module's own ErrorRecord (which keeps it as its inner
+    # exception), so $Error holds one record per failure, not the web cmdlet's as well.
+    param([System.Management.Automation.ErrorRecord]$Caught)
+    $errors = $global:Error
+    for ($i = 0; $i -lt $errors.Count; $i++) {
+        $e = $errors[$i]
+        if ($e -is [System.Management.Automation.ErrorRecord] -and [object]::ReferenceEquals($e.Exception, $Caught.Exception)) {
+            $errors.RemoveAt($i)
+            return
         }
     }
+}
+
+function Get-PowerPlanUri {
+    # The service's address on a computer; a name that is no host name is refused before any call.
+    param([string]$ComputerName, [int]$Port, [string]$Path, [bool]$UseSsl)
+    $scheme = 'http'
+    if ($UseSsl) { $scheme = 'https' }
+    switch ([System.Uri]::CheckHostName($ComputerName)) {
+        'Dns' { $hostPart = $ComputerName }
+        'IPv4' { $hostPart = $ComputerName }
+        'IPv6' { $hostPart = "[$($ComputerName.Trim('[', ']'))]" }
+        default { return $null }
+    }
+    "${scheme}://${hostPart}:${Port}${Path}"
+}
+
+function Invoke-PowerPlanApi {
+    # One REST call for the command whose $PSCmdlet is given. Bodies go out and answers are read as
+    # UTF-8 bytes (Windows PowerShell 5.1 would send and read strings as ISO-8859-1, mangling plan
+    # names such as "Höchstleistung"). A failure is that command's terminating error (it stops the
+    # pipeline whatever -ErrorAction says): one ErrorRecord from New-PowerPlanErrorRecord. Not an
+    # advanced function on purpose: an error thrown by a nested advanced function would end only
+    # the statement that called it, and the command would go on.
+    param(
+        [System.Management.Automation.PSCmdlet]$Cmdlet,
+        [string]$ComputerName,
+        [int]$Port,
+        [ValidateSet('GET', 'PUT', 'POST', 'DELETE')][string]$Method,
+        [string]$Path,
+        [hashtable]$Body,
+        [object]$Token,
+        [bool]$UseSsl,
+        [int]$TimeoutSec = 30
+    )
+    $uri = Get-PowerPlanUri -ComputerName $ComputerName -Port $Port -Path $Path -UseSsl $UseSsl
+    if (-not $uri) {
+        $Cmdlet.ThrowTerminatingError((New-PowerPlanErrorRecord -ComputerName $ComputerName -Code 'invalid_computer_name' -Status 400 `
+                    -Message "${ComputerName}: not a host name or IP address (give the port with -Port)."))
+    }
+    if ($UseSsl -and $PSVersionTable.PSEdition -ne 'Core') {
+        # Windows PowerShell 5.1 on older .NET Framework settings offers only SSL 3 / TLS 1.0.
+        [System.Net.ServicePointManager]::SecurityProtocol = [System.Net.ServicePointManager]::SecurityProtocol -bor [System.Net.SecurityProtocolType]::Tls12
+    }
     $request = @{
-        Uri             = "${scheme}://${ComputerName}:${Port}${Path}"
+        Uri             = $uri
         Method          = $Method
         Headers         = @{ Accept = 'application/json' }
         TimeoutSec      = $TimeoutSec
         UseBasicParsing = $true
         ErrorAction     = 'Stop'
     }
+    if ($PSVersionTable.PSVersion.Major -ge 6) {
+        # PowerShell 7 answers an HTTP error with the body as it came (its error details drop
+        # anything between < and >, such as <token>); 5.1 keeps the body whole in ErrorDetails.
+        $request.SkipHttpErrorCheck = $true
+    }
     $plain = ConvertTo-PlainToken $Token
     if ($plain) { $request.Headers.Authorization = "Bearer $plain" }
-    if ($PSBoundParameters.ContainsKey('Body')) {
+    if ($null -ne $Body) {
         $request.Body = [System.Text.Encoding]::UTF8.GetBytes(($Body | ConvertTo-Json -Compress -Depth 5))
         $request.ContentType = 'application/json; charset=utf-8'
     }
+    $status = 0
+    $text = $null
+    $failure = $null
     try {
         $response = Invoke-WebRequest @request
+        $status = [int]$response.StatusCode
+        $text = [System.Text.Encoding]::UTF8.GetString($response.RawContentStream.ToArray())
     }
     catch {
         $failure = $_
-        $status = 0
+        Remove-CaughtError $failure
         if ($failure.Exception.PSObject.Properties['Response'] -and $failure.Exception.Response) {
             $status = [int]$failure.Exception.Response.StatusCode
+            if ($failure.ErrorDetails) { $text = $failure.ErrorDetails.Message }
         }
-        $problem = $null
-        if ($failure.ErrorDetails -and $failure.ErrorDetails.Message) {
-            try { $problem = $failure.ErrorDetails.Message | ConvertFrom-Json } catch { $problem = $null }
-        }
-        $code = 'http_error'
-        if ($problem -and $problem.PSObject.Properties['detail']) {
-            if ($problem.PSObject.Properties['code']) { $code = $problem.code }
-            $message = "${ComputerName}: $($problem.title) ($($problem.status) $code): $($problem.detail)"
-        }
-        else {
-            if ($status -eq 0) { $code = 'connection_failed' }
-            # The innermost exception says why (an untrusted certificate, a refused connection).
-            $why = $failure.Exception.Message
-            $base = $failure.Exception.GetBaseException().Message
-            if ($base -and $base -ne $why) { $why = "$why $base" }
-            if ($UseSsl -and $why -match 'certificate|SSL|TLS|trust') {
-                $why += " Trust the service's certificate on this computer (Get-Help Get-PowerPlanStatus -Parameter UseSsl)."
-            }
-            $message = "${ComputerName}: $why"
-        }
-        $exception = New-Object System.InvalidOperationException -ArgumentList $message, $failure.Exception
-        Add-Member -InputObject $exception -MemberType NoteProperty -Name Problem -Value $problem
-        $record = New-Object System.Management.Automation.ErrorRecord -ArgumentList $exception, "PowerPlan.$code", (Get-PowerPlanErrorCategory $status), $ComputerName
-        $record.ErrorDetails = New-Object System.Management.Automation.ErrorDetails -ArgumentList $message
-        $PSCmdlet.ThrowTerminatingError($record)
     }
-    $text = [System.Text.Encoding]::UTF8.GetString($response.RawContentStream.ToArray())
-    if ($text) { $text | ConvertFrom-Json }
+    if ($status -ge 200 -and $status -lt 300) {
+        if ($text) { return ($text | ConvertFrom-Json) }
+        return
+    }
+    $problem = $null
+    if ($text) {
+        try { $problem = $text | ConvertFrom-Json } catch { Remove-CaughtError $_; $problem = $null }
+    }
+    $inner = $null
+    if ($failure) { $inner = $failure.Exception }
+    if ($problem -and $problem.PSObject.Properties['detail']) {
+        $code = 'http_error'
+        if ($problem.PSObject.Properties['code']) { $code = $problem.code }
+        $message = "${ComputerName}: $($problem.title) ($($problem.status) $code): $($problem.detail)"
+    }
+    elseif ($status -ne 0) {
+        $code = 'http_error'
+        $message = "${ComputerName}: HTTP $status from $uri, not the powerplan service's answer."
+    }
+    else {
+        $code = 'connection_failed'
+        # The innermost exception says why (an untrusted certificate, a refused connection).
+        $why = $failure.Exception.Message
+        $base = $failure.Exception.GetBaseException().Message
+        if ($base -and -not $why.Contains($base)) { $why = "$why $base" }
+        if ($UseSsl -and $why -match 'certificate|SSL|TLS|trust') {
+            $why += " Trust the service's certificate on this computer (Get-Help Get-PowerPlanStatus -Parameter UseSsl)."
+        }
+        $message = "${ComputerName}: $why"
+    }
+    $Cmdlet.ThrowTerminatingError((New-PowerPlanErrorRecord -ComputerName $ComputerName -Message $message -Code $code -Status $status -Problem $problem -InnerException $inner))
 }
 
 function Get-PowerPlanStatus {
@@ -160,7 +218,7 @@ function Get-PowerPlanStatus {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $r = Invoke-PowerPlanApi -ComputerName $computer -Port $Port -Method GET -Path '/v1/plans/active' -Token $Token -UseSsl:$UseSsl
+            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -ComputerName $computer -Port $Port -Method GET -Path '/v1/plans/active' -Token $Token -UseSsl ([bool]$UseSsl)
             $p = $r.processor
             [pscustomobject]@{
                 PSTypeName          = 'PowerPlan.Status'
@@ -187,8 +245,13 @@ function Set-PowerPlan {
 
     .DESCRIPTION
     Asks the service on each computer what would change (a dry run), then, unless -WhatIf is given
-    or -Confirm is declined, makes the change. Setting the plan already active changes nothing and
-    answers Changed = False. -WhatIf shows the change the service reports for its dry run.
+    or -Confirm is declined, makes the change. The result says what happened: Changed is True only
+    when the plan was switched; DryRun is True only when the change was shown and not made
+    (-WhatIf, or "No" at the -Confirm prompt). Setting the plan already active changes nothing,
+    asks nothing, and answers Changed = False, DryRun = False.
+
+    A failure (an unknown plan, a refusal, an unreachable computer) is a terminating error: it
+    stops the command, and the computers after the failing one are not asked.
 
     .PARAMETER Plan
     The plan: a Windows GUID, a kind alias (high-performance, ultimate-performance, balanced,
@@ -196,6 +259,11 @@ function Set-PowerPlan {
 
     .PARAMETER Create
     Create the plan first when it is a well-known plan that is not installed (Ultimate Performance).
+
+    .PARAMETER Force
+    Set the plan even when holds are in force (they end, and nothing is restored afterwards) or
+    when the service enforces another desired plan. Without it the service refuses such a change
+    with PowerPlan.conflict, naming the holds or the desired plan.
 
     .PARAMETER ComputerName
     Servers running the powerplan service (default localhost); pipeline input by property name.
@@ -225,6 +293,7 @@ function Set-PowerPlan {
         [ValidateNotNullOrEmpty()]
         [string]$Plan,
         [switch]$Create,
+        [switch]$Force,
         [Parameter(ValueFromPipeline, ValueFromPipelineByPropertyName)]
         [Alias('CN', 'Name', 'DNSHostName')]
         [string[]]$ComputerName = 'localhost',
@@ -234,14 +303,18 @@ function Set-PowerPlan {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $api = @{ ComputerName = $computer; Port = $Port; Method = 'PUT'; Path = '/v1/plans/active'; Token = $Token; UseSsl = $UseSsl }
-            $body = @{ plan = $Plan; create = [bool]$Create }
+            $api = @{ Cmdlet = $PSCmdlet; ComputerName = $computer; Port = $Port; Method = 'PUT'; Path = '/v1/plans/active'; Token = $Token; UseSsl = [bool]$UseSsl }
+            $body = @{ plan = $Plan; create = [bool]$Create; force = [bool]$Force }
             $dry = Invoke-PowerPlanApi @api -Body ($body + @{ dryRun = $true })
             $result = $dry
+            $dryRun = $false
             if ($dry.changed) {
                 $change = "switch from $($dry.before.name) ($($dry.before.id)) to $($dry.after.name) ($($dry.after.id))"
                 if ($PSCmdlet.ShouldProcess($computer, $change)) {
                     $result = Invoke-PowerPlanApi @api -Body ($body + @{ dryRun = $false })
+                }
+                else {
+                    $dryRun = $true
                 }
             }
             if ($result.PSObject.Properties['warnings']) {
@@ -250,12 +323,122 @@ function Set-PowerPlan {
             [pscustomobject]@{
                 PSTypeName   = 'PowerPlan.SetResult'
                 ComputerName = $computer
-                Changed      = $result.changed
-                DryRun       = $result.dryRun
+                Changed      = [bool]($result.changed -and -not $dryRun)
+                DryRun       = $dryRun
                 Before       = $result.before.name
+                BeforeId     = $result.before.id
                 After        = $result.after.name
                 AfterId      = $result.after.id
                 Raw          = $result
+            }
+        }
+    }
+}
+
+function Test-PowerPlan {
+    <#
+    .SYNOPSIS
+    Tests whether the expected power plan is active on one or more servers: $true or $false.
+
+    .DESCRIPTION
+    Reads the plan in force on each computer (read scope) and compares it with the plan given by
+    -Plan (its id or exact name) or with one of the kinds given by -Kind. Writes $true or $false
+    per computer, so it reads as a check in Pester or dbachecks:
+
+        Test-PowerPlan -ComputerName sql01 -Kind high-performance | Should -BeTrue
+
+    -Detailed writes a PowerPlan.TestResult instead, with the reason (Compliant, Expected, the
+    active plan's name, id and kind, Reason). A computer that does not answer is a terminating
+    error, not $false: "could not ask" is not "not compliant".
+
+    .PARAMETER Plan
+    The expected plan, by id (a Windows GUID, braces and case do not matter; a tuned or
+    power-profiles-daemon profile) or by its exact name (case-insensitive). For a kind alias
+    such as high-performance, use -Kind.
+
+    .PARAMETER Kind
+    The expected kind of plan, one or more of ultimate-performance, high-performance, balanced,
+    power-saver, custom; the active plan must be one of them.
+
+    .PARAMETER Detailed
+    Write a PowerPlan.TestResult with the reason instead of $true/$false.
+
+    .PARAMETER ComputerName
+    Servers running the powerplan service (default localhost); pipeline input by property name.
+
+    .PARAMETER Port
+    The service's port (default 8750).
+
+    .PARAMETER Token
+    Bearer token with the read scope (SecureString or string).
+
+    .PARAMETER UseSsl
+    Use https; the service's certificate must be trusted here (see Get-Help Get-PowerPlanStatus -Parameter UseSsl).
+
+    .EXAMPLE
+    Test-PowerPlan -Kind high-performance, ultimate-performance -ComputerName sql01
+
+    .EXAMPLE
+    Test-PowerPlan -Plan 8c5e7fda-e8bf-4a96-9a85-a6e23a8c635c -ComputerName sql01, sql02 -Token $token -Detailed | Where-Object { -not $_.Compliant }
+
+    .EXAMPLE
+    # In a Pester (or dbachecks) test file:
+    It "runs a high performance plan" { $r = Test-PowerPlan -Kind high-performance -Detailed; $r.Compliant | Should -BeTrue -Because $r.Reason }
+
+    .OUTPUTS
+    System.Boolean, or PowerPlan.TestResult with -Detailed
+    #>
+    [CmdletBinding(DefaultParameterSetName = 'Kind')]
+    [OutputType([bool])]
+    [OutputType('PowerPlan.TestResult')]
+    param(
+        [Parameter(Mandatory, Position = 0, ParameterSetName = 'Plan')]
+        [ValidateNotNullOrEmpty()]
+        [string]$Plan,
+        [Parameter(Mandatory, ParameterSetName = 'Kind')]
+        [ValidateSet('ultimate-performance', 'high-performance', 'balanced', 'power-saver', 'custom')]
+        [string[]]$Kind,
+        [switch]$Detailed,
+        [Parameter(ValueFromPipeline, ValueFromPipelineByPropertyName)]
+        [Alias('CN', 'Name', 'DNSHostName')]
+        [string[]]$ComputerName = 'localhost',
+        [ValidateRange(1, 65535)][int]$Port = 8750,
+        [object]$Token,
+        [switch]$UseSsl
+    )
+    process {
+        foreach ($computer in $ComputerName) {
+            $list = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -ComputerName $computer -Port $Port -Method GET -Path '/v1/plans' -Token $Token -UseSsl ([bool]$UseSsl)
+            $active = @($list.plans | Where-Object { $_.active }) | Select-Object -First 1
+            if ($active) { $now = "$($active.name) ($($active.id), $($active.kind)) is active" }
+            else { $now = 'no plan is active' }
+            if ($PSCmdlet.ParameterSetName -eq 'Plan') {
+                $expected = $Plan
+                $id = $Plan.Trim().Trim('{', '}')
+                $wanted = @($list.plans | Where-Object { $_.id -eq $id -or $_.name -eq $Plan })
+                $compliant = [bool]($active -and ($wanted | Where-Object { $_.id -eq $active.id }))
+                if ($compliant) { $reason = "$now, as expected." }
+                elseif ($wanted.Count -eq 0) {
+                    $reason = "$now; no plan '$Plan' is installed (plans: $((@($list.plans | ForEach-Object { "$($_.name) ($($_.id))" })) -join ', '))."
+                }
+                else { $reason = "$now, not $($wanted[0].name) ($($wanted[0].id))." }
+            }
+            else {
+                $expected = $Kind -join ' or '
+                $compliant = [bool]($active -and ($Kind -contains $active.kind))
+                if ($compliant) { $reason = "$now, as expected ($expected)." }
+                else { $reason = "$now, not $expected." }
+            }
+            if (-not $Detailed) { $compliant; continue }
+            [pscustomobject]@{
+                PSTypeName   = 'PowerPlan.TestResult'
+                ComputerName = $computer
+                Compliant    = $compliant
+                Expected     = $expected
+                ActivePlan   = if ($active) { $active.name } else { $null }
+                ActiveId     = if ($active) { $active.id } else { $null }
+                ActiveKind   = if ($active) { $active.kind } else { $null }
+                Reason       = "${computer}: $reason"
             }
         }
     }
@@ -310,8 +493,8 @@ function Invoke-PowerPlanBenchmark {
     process {
         foreach ($computer in $ComputerName) {
             if (-not $PSCmdlet.ShouldProcess($computer, "run the $BenchmarkProfile CPU benchmark")) { continue }
-            $r = Invoke-PowerPlanApi -ComputerName $computer -Port $Port -Method POST -Path '/v1/benchmarks' `
-                -Body @{ profile = $BenchmarkProfile; force = [bool]$Force } -Token $Token -UseSsl:$UseSsl -TimeoutSec 120
+            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -ComputerName $computer -Port $Port -Method POST -Path '/v1/benchmarks' `
+                -Body @{ profile = $BenchmarkProfile; force = [bool]$Force } -Token $Token -UseSsl ([bool]$UseSsl) -TimeoutSec 120
             foreach ($w in $r.warnings) { Write-Warning "${computer}: $w" }
             [pscustomobject]@{
                 PSTypeName          = 'PowerPlan.BenchmarkResult'
@@ -374,8 +557,8 @@ function Get-PowerPlanRecommendation {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $r = Invoke-PowerPlanApi -ComputerName $computer -Port $Port -Method GET `
-                -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark" -Token $Token -UseSsl:$UseSsl -TimeoutSec 120
+            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -ComputerName $computer -Port $Port -Method GET `
+                -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark" -Token $Token -UseSsl ([bool]$UseSsl) -TimeoutSec 120
             [pscustomobject]@{
                 PSTypeName        = 'PowerPlan.Recommendation'
                 ComputerName      = $computer
@@ -391,4 +574,4 @@ function Get-PowerPlanRecommendation {
     }
 }
 
-Export-ModuleMember -Function Get-PowerPlanStatus, Set-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation
+Export-ModuleMember -Function Get-PowerPlanStatus, Set-PowerPlan, Test-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation

@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { type Config, configVariables, loadConfig } from '../../config.ts';
+import { type Config, configHelp, configVariables, loadConfig } from '../../config.ts';
 import { buildDeps, type Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
 import { localCaller } from '../../domain/scopes.ts';
@@ -20,8 +20,7 @@ import { normalizeError, toProblem } from '../errors.ts';
 import { coerceStrings, inputFields } from '../input.ts';
 import type { CliIo, ServiceCommand } from './command.ts';
 import { tokenCommands } from './token-commands.ts';
-
-const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+import { cliDescription, cliWords, kebab } from './words.ts';
 
 const configKeys = Object.keys(configVariables) as (keyof Config)[];
 const globalOptions: NonNullable<ParseArgsConfig['options']> = {
@@ -34,7 +33,8 @@ const globalOptions: NonNullable<ParseArgsConfig['options']> = {
 const serviceCommands: ServiceCommand[] = [
   {
     command: ['serve'],
-    summary: 'Start the HTTP server (REST API under /v1, /openapi.json, /healthz).',
+    summary: 'Start the HTTP server: REST API, MCP, API docs, metrics and the status page.',
+    settings: true,
     run: async ({ deps }) => {
       const { serveUntilSignalled } = await import('../http/server.ts');
       await serveUntilSignalled(await deps());
@@ -44,6 +44,7 @@ const serviceCommands: ServiceCommand[] = [
   {
     command: ['mcp'],
     summary: 'Serve MCP on stdin/stdout for a desktop AI assistant (logs go to stderr).',
+    settings: true,
     run: async ({ deps }) => {
       const { serveMcpStdio } = await import('../mcp/stdio.ts');
       await serveMcpStdio(await deps());
@@ -147,6 +148,13 @@ const generalHelp = (): string => {
   ].join('\n');
 };
 
+/** One option in --help: its name, then its text; a name too long for the column gets a line of its own. */
+const OPTION_COLUMN = 26;
+const optionRow = (name: string, text: string): string =>
+  name.length < OPTION_COLUMN - 1
+    ? `  ${name.padEnd(OPTION_COLUMN)}${text}`
+    : `  ${name}\n  ${''.padEnd(OPTION_COLUMN)}${text}`;
+
 const commandHelp = (op: Operation): string => {
   const fields = inputFields(op);
   const usage = `powerplan ${op.cli.command.join(' ')}${(op.cli.positional ?? []).map((p) => ` <${p}>`).join('')} [options] [--json]`;
@@ -156,24 +164,59 @@ const commandHelp = (op: Operation): string => {
       : `--${kebab(f.name)}${f.type === 'boolean' ? '' : ' <value>'}`;
     const extra = [
       f.enum ? `one of: ${f.enum.join(', ')}` : '',
-      f.default !== undefined ? `default: ${String(f.default)}` : '',
+      // A flag that is off unless given needs no "default: false".
+      f.default !== undefined && f.default !== false ? `default: ${String(f.default)}` : '',
     ]
       .filter(Boolean)
       .join('; ');
-    return `  ${name.padEnd(24)}${f.description ?? ''}${extra ? ` (${extra})` : ''}`;
+    return optionRow(name, `${cliWords(f.description ?? '')}${extra ? ` (${extra})` : ''}`);
   });
   return [
     `${op.title}\n`,
-    op.description,
+    cliDescription(op),
     '',
     `Usage: ${usage}`,
     ...(rows.length ? ['', 'Options:', ...rows] : []),
   ].join('\n');
 };
 
-const usageError = (io: CliIo, message: string): number => {
-  io.err(`powerplan: ${message}\nRun 'powerplan --help' for usage.\n`);
+/** The settings as options, each with its variable: what `serve --help` (and `mcp --help`) lists. */
+const settingRows = (): string[] =>
+  configKeys.map((k) => optionRow(`--${kebab(k)} <value>`, `${configHelp[k]} [env: ${configVariables[k]}]`));
+
+const serviceHelp = (cmd: ServiceCommand): string =>
+  [
+    cmd.summary,
+    '',
+    `Usage: powerplan ${cmd.usage ?? cmd.command.join(' ')}${cmd.settings ? ' [options]' : ''}`,
+    ...(cmd.settings
+      ? [
+          '',
+          'Options (each also read from its POWERPLAN_* variable; a flag wins over the variable):',
+          ...settingRows(),
+        ]
+      : []),
+  ].join('\n');
+
+/** A usage error: what is wrong, and where the help for the command (or the whole CLI) is. */
+const usageError = (io: CliIo, message: string, command?: string[]): number => {
+  const help = command ? `powerplan ${command.join(' ')} --help` : 'powerplan --help';
+  io.err(`powerplan: ${message}\nRun '${help}' for usage.\n`);
   return 2;
+};
+
+/** Node's parseArgs errors in our words (its own texts quote unevenly and speak of positionals). */
+const parseError = (e: unknown, command: string[]): string => {
+  const { code, message } = e as { code?: string; message: string };
+  const option = /'(--?[\w-]+)/.exec(message)?.[1];
+  const where = `'powerplan ${command.join(' ')}'`;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) return `unknown option ${option} for ${where}`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
+    return /does not take an argument/.test(message)
+      ? `${option} is a switch and takes no value (give ${option} alone, or leave it out)`
+      : `${option} needs a value (${option} <value> or ${option}=<value>)`;
+  }
+  return message;
 };
 
 export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-running'> => {
@@ -214,15 +257,13 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
       allowPositionals: true,
     });
   } catch (e) {
-    return usageError(io, (e as Error).message);
+    return usageError(io, parseError(e, found.words), found.words);
   }
   const values = parsed.values as Record<string, unknown>;
   const json = values.json === true;
 
   if (values.help) {
-    io.out(
-      `${found.op ? commandHelp(found.op) : `${found.service!.summary}\n\nUsage: powerplan ${found.service!.usage ?? found.service!.command.join(' ')}`}\n`,
-    );
+    io.out(`${found.op ? commandHelp(found.op) : serviceHelp(found.service!)}\n`);
     return 0;
   }
 
@@ -258,13 +299,14 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     const err = normalizeError(e);
     if (
       (err.code === 'invalid_input' && err.message.startsWith('Invalid configuration')) ||
-      err.details?.unsafePermissions === true
+      err.details?.unsafePermissions === true ||
+      err.details?.startup === true
     ) {
       io.err(`powerplan: ${err.message}\n`);
       return 2;
     }
     if (json) io.out(`${JSON.stringify(toProblem(err), null, 2)}\n`);
-    io.err(`powerplan: ${err.message}\n`);
+    io.err(`powerplan: ${cliWords(err.message)}\n`);
     if (err.code === 'internal') io.err(`${String((err.cause as Error | undefined)?.stack ?? err.cause)}\n`);
     return 1;
   };
@@ -288,13 +330,18 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   if (parsed.positionals.length > positional.length) {
     return usageError(
       io,
-      `unexpected argument '${parsed.positionals[positional.length]}' for '${op.cli.command.join(' ')}'`,
+      `unexpected argument '${parsed.positionals[positional.length]}' for 'powerplan ${op.cli.command.join(' ')}'`,
+      op.cli.command,
     );
   }
   const missing = positional.slice(parsed.positionals.length);
   const requiredMissing = missing.filter((p) => inputFields(op).find((f) => f.name === p)?.required);
   if (requiredMissing.length) {
-    return usageError(io, `'${op.cli.command.join(' ')}' needs <${requiredMissing.join('> <')}>`);
+    return usageError(
+      io,
+      `'powerplan ${op.cli.command.join(' ')}' needs <${requiredMissing.join('> <')}>`,
+      op.cli.command,
+    );
   }
 
   const raw: Record<string, string> = {};

@@ -20,6 +20,8 @@ export interface ServiceCommand {
   summary: string;
   usage?: string;
   options?: ParseArgsConfig['options'];
+  /** Its --help lists every setting with its variable (serve, mcp). */
+  settings?: boolean;
   /** Parses config and builds deps itself when it needs them (serve does, openapi does not). */
   run: (args: {
     values: Record<string, unknown>;

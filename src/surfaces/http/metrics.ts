@@ -9,18 +9,33 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Deps } from '../../deps.ts';
+import type { Recommendation } from '../../domain/advice.ts';
 import type { BenchmarkResult } from '../../domain/benchmark.ts';
 import { errorMessage } from '../../domain/errors.ts';
-import type { AcDc, ActivePlan } from '../../domain/schemas.ts';
-import { type Caller, requireScope } from '../../domain/scopes.ts';
+import type { AcDc, ActivePlan, DesiredSummary } from '../../domain/schemas.ts';
+import { type Caller, localCaller, requireScope } from '../../domain/scopes.ts';
 import { AuditChangeCounter } from '../../lib/audit-log.ts';
+import { advise } from '../../services/recommendation.ts';
 
 /** What one scrape reads; every gauge's collect() shares it. */
 interface Snapshot {
   active: ActivePlan | undefined;
   benchmark: BenchmarkResult | undefined;
   planChanges: number;
+  /** The advice for the database workload from the latest benchmark (as the fleet status asks it). */
+  advice: Recommendation | undefined;
 }
+
+/** The advice is recomputed at most this often while the plan and the latest benchmark stay the same. */
+const ADVICE_TTL_MS = 60_000;
+
+const desiredStatuses: readonly DesiredSummary['status'][] = [
+  'in-desired-state',
+  'drift',
+  'held',
+  'policy-managed',
+  'unknown-plan',
+];
 
 /** HTTP methods kept as label values; anything else is `other`, so a client cannot add series. */
 const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
@@ -29,6 +44,21 @@ const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', '
 const routeLabel = (c: Context): string => {
   const pattern = routePath(c, -1);
   return pattern === '' || pattern === '*' || pattern === '/*' ? 'unmatched' : pattern;
+};
+
+/**
+ * prom-client's default set has three gauges named like counters (`nodejs_active_handles_total`,
+ * `..._requests_total`, `..._resources_total`), which `promtool check metrics` rejects; the same
+ * figures stay, per type, in `nodejs_active_handles`, `nodejs_active_requests` and
+ * `nodejs_active_resources`.
+ */
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+const dropMisnamedDefaults = (registry: Registry) => {
+  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
 };
 
 export interface Metrics {
@@ -42,21 +72,50 @@ export interface Metrics {
 export const createMetrics = (deps: Deps): Metrics => {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  dropMisnamedDefaults(registry);
 
   const audit = new AuditChangeCounter(deps.store.audit.files());
   let scrape: Promise<Snapshot> = Promise.resolve({
     active: undefined,
     benchmark: undefined,
     planChanges: 0,
+    advice: undefined,
   });
+
+  // The advice reads plans, facts and stored benchmarks: once per plan and benchmark, not per scrape.
+  let advice: { key: string; at: number; value: Promise<Recommendation | undefined> } | undefined;
+  const adviceFor = (active: ActivePlan, benchmark: BenchmarkResult | undefined) => {
+    const key = `${active.plan?.id ?? ''}\n${benchmark?.id ?? ''}`;
+    if (!advice || advice.key !== key || Date.now() - advice.at > ADVICE_TTL_MS) {
+      const value = advise(
+        {
+          backend: deps.backend,
+          bench: deps.bench,
+          caller: localCaller,
+          signal: deps.shutdown.signal,
+          progress: () => {},
+        },
+        { workload: 'database', benchmark: 'latest', force: false },
+      ).catch((e) => {
+        deps.log.warn('metrics: the recommendation failed', { error: errorMessage(e) });
+        advice = undefined;
+        return undefined;
+      });
+      advice = { key, at: Date.now(), value };
+    }
+    return advice.value;
+  };
 
   const read = async (): Promise<Snapshot> => {
     // A failing read leaves its gauges empty (and powerplan_backend_up at 0) instead of failing the scrape.
     const [active, benchmark, planChanges] = await Promise.all([
-      deps.backend.getActive().catch((e) => {
-        deps.log.warn('metrics: reading the active plan failed', { error: errorMessage(e) });
-        return undefined;
-      }),
+      deps.backend
+        .getActive()
+        .then((a) => deps.desired.withDesired(a))
+        .catch((e) => {
+          deps.log.warn('metrics: reading the active plan failed', { error: errorMessage(e) });
+          return undefined;
+        }),
       deps.bench.latest().catch((e) => {
         deps.log.warn('metrics: reading the benchmark history failed', { error: errorMessage(e) });
         return undefined;
@@ -66,7 +125,12 @@ export const createMetrics = (deps: Deps): Metrics => {
         return 0;
       }),
     ]);
-    return { active, benchmark, planChanges };
+    return {
+      active,
+      benchmark,
+      planChanges,
+      advice: active ? await adviceFor(active, benchmark) : undefined,
+    };
   };
 
   /** Sets an ac/dc setting given in % as a 0..1 ratio; absent values leave no sample. */
@@ -153,6 +217,40 @@ export const createMetrics = (deps: Deps): Metrics => {
     [],
     (g, s) => {
       if (s.active) g.set(s.active.policyManaged ? 1 : 0);
+    },
+  );
+  snapshotGauge(
+    'powerplan_plan_settable',
+    '1 when this service can change the plan here (rights, platform), else 0.',
+    [],
+    (g, s) => {
+      if (s.active) g.set(s.active.canSet ? 1 : 0);
+    },
+  );
+  snapshotGauge(
+    'powerplan_desired_plan_status',
+    'The desired plan compared with the plan in force: 1 for the current status, 0 for the others; no sample without a desired plan.',
+    ['status'],
+    (g, s) => {
+      const status = s.active?.desired?.status;
+      if (status) for (const x of desiredStatuses) g.set({ status: x }, x === status ? 1 : 0);
+    },
+  );
+  snapshotGauge(
+    'powerplan_plan_change_recommended',
+    '1 when the advice for the database workload (latest benchmark under the plan in force, else the rules) is to switch plans, else 0.',
+    [],
+    (g, s) => {
+      if (s.advice) g.set(s.advice.changeRecommended ? 1 : 0);
+    },
+  );
+  snapshotGauge(
+    'powerplan_recommended_plan_info',
+    'The plan the advice for the database workload recommends being in (always 1; the plan is in the labels; the plan in force when nothing should change).',
+    ['id', 'name', 'kind'],
+    (g, s) => {
+      const r = s.advice?.recommended;
+      if (r) g.set({ id: r.id, name: r.name, kind: r.kind }, 1);
     },
   );
   snapshotGauge(

@@ -65,7 +65,12 @@ export const buildOpenApiDocument = (ops: readonly Operation[] = operations): Js
         'power-profiles-daemon / cpufreq) and recommends one, with the benchmark evidence.',
     )
     .addLicense({ name: 'MIT', identifier: 'MIT' })
-    .addServer({ url: 'http://127.0.0.1:8750', description: 'Default local service' });
+    .addServer({
+      // Relative: a client resolves it against the address it fetched this document from, so "Try it
+      // out" in /docs and generated clients call the service that served it, on whatever host and port.
+      url: '/',
+      description: 'The service that serves this document',
+    });
 
   builder.addSecurityScheme('bearer', {
     type: 'http',

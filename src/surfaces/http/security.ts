@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import type { Config } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
@@ -20,6 +21,34 @@ export const SERVER_TIMEOUTS = { headersTimeout: 15_000, requestTimeout: 30_000 
 
 const configError = (variable: string, message: string) =>
   new PowerPlanError('invalid_input', `Invalid configuration:\n  ${variable}: ${message}`);
+
+/** A reason the server cannot start that is no configuration value's fault alone: one line, exit 2. */
+export const startupError = (message: string, cause?: unknown) =>
+  new PowerPlanError('invalid_input', `cannot start: ${message}`, { startup: true }, { cause });
+
+/** Why listening on host:port failed, in words, with what to do about it. */
+export const listenFailure = (e: NodeJS.ErrnoException, host: string, port: number) => {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  switch (e.code) {
+    case 'EADDRINUSE':
+      return startupError(
+        `${where} is already in use by another program (or another powerplan); choose another port with --port or POWERPLAN_PORT.`,
+        e,
+      );
+    case 'EADDRNOTAVAIL':
+      return startupError(
+        `${host} is not an address of this machine; choose one of its addresses with --host or POWERPLAN_HOST (127.0.0.1 for this machine only).`,
+        e,
+      );
+    case 'EACCES':
+      return startupError(
+        `not allowed to listen on ${where} (ports below 1024 need privileges); choose a port above 1023 with --port or POWERPLAN_PORT.`,
+        e,
+      );
+    default:
+      return startupError(`cannot listen on ${where}: ${e.message}`, e);
+  }
+};
 
 export const isLoopbackHost = (host: string): boolean => {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
@@ -67,11 +96,22 @@ export interface HttpSecurity {
   frameAncestors: string[];
 }
 
-const readPem = (variable: string, path: string): Buffer => {
+const readReasons: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied for this user',
+  EPERM: 'permission denied for this user',
+  EISDIR: 'a directory, not a file',
+};
+
+const readPem = (variable: string, what: string, path: string): Buffer => {
   try {
     return readFileSync(path);
   } catch (e) {
-    throw configError(variable, `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? e}).`);
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    throw startupError(
+      `the TLS ${what} ${path} (${variable}) cannot be read: ${readReasons[code] ?? (code || e)}.`,
+      e,
+    );
   }
 };
 
@@ -100,10 +140,21 @@ export const loadHttpSecurity = async (config: Config, log: Deps['log']): Promis
   const tls =
     config.tlsCert && config.tlsKey
       ? {
-          cert: readPem('POWERPLAN_TLS_CERT', config.tlsCert),
-          key: readPem('POWERPLAN_TLS_KEY', config.tlsKey),
+          cert: readPem('POWERPLAN_TLS_CERT', 'certificate', config.tlsCert),
+          key: readPem('POWERPLAN_TLS_KEY', 'key', config.tlsKey),
         }
       : undefined;
+  if (tls) {
+    // A file that is no PEM certificate, or a key that does not match it, stops the start here.
+    try {
+      createSecureContext(tls);
+    } catch (e) {
+      throw startupError(
+        `the TLS certificate ${config.tlsCert} or key ${config.tlsKey} cannot be used (${(e as Error).message}); POWERPLAN_TLS_CERT and POWERPLAN_TLS_KEY must name a PEM certificate and its private key.`,
+        e,
+      );
+    }
+  }
   const base = baseSecurity(config);
 
   let verifier: TokenVerifier | undefined;

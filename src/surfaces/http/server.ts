@@ -5,7 +5,7 @@
 import { serve } from '@hono/node-server';
 import { type Deps, startServices } from '../../deps.ts';
 import { createApp } from './app.ts';
-import { loadHttpSecurity, serveOptions } from './security.ts';
+import { listenFailure, loadHttpSecurity, serveOptions } from './security.ts';
 
 export interface RunningServer {
   url: string;
@@ -20,7 +20,7 @@ export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
   const { host, port } = deps.config;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port, ...serveOptions(security) }, () => resolve(s));
-    s.once('error', reject);
+    s.once('error', (e: NodeJS.ErrnoException) => reject(listenFailure(e, host, port)));
   });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;

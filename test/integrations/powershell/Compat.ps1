@@ -1,7 +1,8 @@
 # Finds what Windows PowerShell 5.1 does not understand in a script: PowerShell 6/7-only syntax
 # (ternary, ??, ??=, ?. and ?[], && and || pipeline chains, clean blocks), ForEach-Object -Parallel,
 # and 7-only parameters of the web and JSON cmdlets unless guarded by a version check
-# (if ($PSVersionTable.PSVersion.Major -ge 6) { ... } or a PSEdition test).
+# (if ($PSVersionTable.PSVersion.Major -ge 6) { ... } or a PSEdition test; for a splatted hashtable,
+# the assignment that adds the key is what must be guarded).
 # Node types are compared by name: 5.1 has no such types (and reports these constructs as parse errors).
 
 $script:SevenOnlyParameters = @{
@@ -78,6 +79,8 @@ function Find-PowerShell7Syntax {
                     if ($element.GetType().Name -eq 'VariableExpressionAst' -and $element.Splatted) {
                         $var = $element.VariablePath.UserPath
                         foreach ($h in $ast.FindAll({ param($n) $n.GetType().Name -eq 'AssignmentStatementAst' -and $n.Left.Extent.Text -match ('^\$' + [regex]::Escape($var) + '(\.|$)') }, $true)) {
+                            # A key added behind a version check ($request.X = ... in if ($PSVersionTable...)) is fine.
+                            if (Test-UnderVersionGuard $h) { continue }
                             if ($h.Left.GetType().Name -eq 'MemberExpressionAst') { $used += $h.Left.Member.Extent.Text }
                             foreach ($pair in $h.FindAll({ param($n) $n.GetType().Name -eq 'HashtableAst' }, $true)) {
                                 foreach ($kv in $pair.KeyValuePairs) { $used += $kv.Item1.Extent.Text.Trim("'", '"') }

@@ -5,7 +5,8 @@ param([Parameter(Mandatory = $true)][string]$SummaryPath)
 $ErrorActionPreference = 'Stop'
 $pester = Get-Module -ListAvailable Pester | Where-Object { $_.Version.Major -eq 5 } | Sort-Object Version -Descending | Select-Object -First 1
 if (-not $pester) {
-    Write-Error 'Pester 5 is not installed (see integrations/powershell/README.md, "Tests").'
+    # Not Write-Error: with $ErrorActionPreference = 'Stop' it would end the script with exit code 1.
+    [Console]::Error.WriteLine('Pester 5 is not installed (see integrations/powershell/README.md, "Tests").')
     exit 100
 }
 Import-Module $pester.Path -Force

@@ -72,9 +72,9 @@ Describe 'The module as Windows PowerShell 5.1 reads it' {
         finally { Remove-Item $file }
     }
 
-    It 'exports the four commands of the manifest, each with help' {
+    It 'exports the commands of the manifest, each with help' {
         $names = @((Get-Command -Module PowerPlan).Name | Sort-Object)
-        $names | Should -Be @('Get-PowerPlanRecommendation', 'Get-PowerPlanStatus', 'Invoke-PowerPlanBenchmark', 'Set-PowerPlan')
+        $names | Should -Be @('Get-PowerPlanRecommendation', 'Get-PowerPlanStatus', 'Invoke-PowerPlanBenchmark', 'Set-PowerPlan', 'Test-PowerPlan')
         (Test-ModuleManifest $script:ModulePath).ExportedFunctions.Keys | Sort-Object | Should -Be $names
         foreach ($n in $names) { (Get-Help $n).Synopsis | Should -Not -BeLike "*$n*[<]*" -Because "$n has a synopsis" }
     }
@@ -112,13 +112,15 @@ Describe 'Get-PowerPlanStatus' {
 
 Describe 'Set-PowerPlan' {
     BeforeEach {
-        Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Confirm:$false | Out-Null
+        Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Force -Confirm:$false | Out-Null
     }
 
     It '-WhatIf shows the change and changes nothing' {
         $r = Set-PowerPlan high-performance -Port $script:Port -WhatIf
         $r.DryRun | Should -BeTrue
-        $r.Changed | Should -BeTrue
+        $r.Changed | Should -BeFalse
+        $r.BeforeId | Should -Be $script:Balanced
+        $r.AfterId | Should -Be $script:HighPerformance
         $r.Before | Should -Be 'Balanced'
         $r.After | Should -Be 'High performance'
         Get-ActiveId | Should -Be $script:Balanced
@@ -135,6 +137,31 @@ Describe 'Set-PowerPlan' {
         Get-ActiveId | Should -Be $script:HighPerformance
         $again = Set-PowerPlan $script:HighPerformance -Port $script:Port -Confirm:$false
         $again.Changed | Should -BeFalse
+        $again.DryRun | Should -BeFalse
+    }
+
+    It 'the plan already active: Changed and DryRun False, no prompt even with -Confirm, no What if' {
+        $out = (Invoke-InChildHost "Set-PowerPlan balanced -Port $($script:Port) -Confirm | ForEach-Object { 'Changed=' + `$_.Changed + ' DryRun=' + `$_.DryRun }" '') -join "`n"
+        $out | Should -Match 'Changed=False DryRun=False'
+        $out | Should -Not -Match 'Confirm|switch from'
+        $r = Set-PowerPlan balanced -Port $script:Port -WhatIf
+        $r.Changed | Should -BeFalse
+        $r.DryRun | Should -BeFalse
+        $r.AfterId | Should -Be $script:Balanced
+    }
+
+    It 'a hold in force: PowerPlan.conflict naming the hold and -Force; -Force sets the plan and ends the hold' {
+        $hold = Invoke-RestMethod -UseBasicParsing "http://127.0.0.1:$($script:Port)/v1/holds" -Method Post -ContentType 'application/json' -Body '{"plan":"power-saver","for":"1h","reason":"pester"}'
+        $err = $null
+        try { Set-PowerPlan high-performance -Port $script:Port -Confirm:$false } catch { $err = $_ }
+        $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.conflict,Set-PowerPlan'
+        $err.CategoryInfo.Category | Should -Be 'ResourceBusy'
+        $err.Exception.Message | Should -BeLike "*$($hold.hold.id)*force*"
+        (Get-PowerPlanStatus -Port $script:Port).Kind | Should -Be 'power-saver'
+        $r = Set-PowerPlan high-performance -Port $script:Port -Force -Confirm:$false
+        $r.Changed | Should -BeTrue
+        $r.AfterId | Should -Be $script:HighPerformance
+        @((Invoke-RestMethod -UseBasicParsing "http://127.0.0.1:$($script:Port)/v1/holds").holds).Count | Should -Be 0
     }
 
     It '-Confirm asks first: "N" changes nothing, "Y" changes the plan' {
@@ -154,7 +181,7 @@ Describe 'Set-PowerPlan' {
         catch { $err = $_ }
         $out.Count | Should -Be 0
         $err | Should -Not -BeNullOrEmpty
-        $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.not_found*'
+        $err.FullyQualifiedErrorId | Should -Be 'PowerPlan.not_found,Set-PowerPlan'
         $err.CategoryInfo.Category | Should -Be 'ObjectNotFound'
         $err.TargetObject | Should -Be 'localhost'
         $err.Exception.Message | Should -BeLike "localhost: Not found (404 not_found): Plan 'no such plan' not found; available: *"
@@ -225,6 +252,11 @@ Describe '-Token against a service with a token file' {
         $err.CategoryInfo.Category | Should -Be 'AuthenticationError'
         $err.Exception.Problem.status | Should -Be 401
         $err.Exception.Message | Should -BeLike '*401 unauthorized*'
+        # The service's text whole, placeholders included (PowerShell 7's error details drop <...>).
+        $err.Exception.Problem.detail | Should -Match 'Authorization: Bearer <token>'
+        $err.Exception.Problem.detail | Should -Match '--name <name>'
+        $err.Exception.Message | Should -Be "localhost: $($err.Exception.Problem.title) (401 unauthorized): $($err.Exception.Problem.detail)"
+        $err.ErrorDetails.Message | Should -Be $err.Exception.Message
     }
 
     It 'with the token as a string and as a SecureString' {
@@ -272,5 +304,133 @@ Describe '-UseSsl against the service in TLS mode' {
         $text | Should -Match 'ERROR PowerPlan.connection_failed'
         $text | Should -Match 'certificate'
         $text | Should -Match "Trust the service's certificate"
+    }
+}
+
+Describe 'Failures by PowerShell''s conventions (a script without try/catch, in a new process)' {
+    BeforeAll {
+        # Every case in one new process: each clears $Error, runs its command, prints the output
+        # objects' computers, then each error record as id|category|target|message.
+        $p = $script:Port
+        $script:Cases = [ordered]@{}
+        foreach ($action in 'Continue', 'SilentlyContinue', 'Ignore', 'Stop') {
+            $script:Cases["unknown-$action"] = "Set-PowerPlan nope -ComputerName 127.0.0.1 -Port $p -Confirm:`$false -ErrorAction $action"
+        }
+        # 127.0.0.2 has no service (it listens on 127.0.0.1 only): connection refused.
+        $script:Cases['pipeline'] = "'localhost', '127.0.0.2', '127.0.0.1' | Get-PowerPlanStatus -Port $p -ErrorAction SilentlyContinue"
+        $script:Cases['bad-name'] = "'127.0.0.1:bad', 'localhost' | Get-PowerPlanStatus -Port $p"
+        $script:Commands = @('Get-PowerPlanStatus', 'Get-PowerPlanRecommendation -Benchmark none', 'Test-PowerPlan -Kind balanced', 'Set-PowerPlan balanced -Confirm:$false')
+        foreach ($c in $script:Commands) { $script:Cases["list-$c"] = "$c -ComputerName 127.0.0.2, localhost -Port $p -ErrorAction Ignore" }
+        $all = foreach ($name in $script:Cases.Keys) {
+            "'CASE $name'; `$Error.Clear(); $($script:Cases[$name]) | ForEach-Object { 'OUT ' + `$_.ComputerName }; `$Error | ForEach-Object { 'ERR ' + `$_.FullyQualifiedErrorId + '|' + `$_.CategoryInfo.Category + '|' + `$_.TargetObject + '|' + `$_.Exception.Message }; 'DONE'"
+        }
+        $script:Results = @{}
+        $current = $null
+        foreach ($line in (Invoke-InChildHost ($all -join "`n") '')) {
+            if ($line -like 'CASE *') { $current = $line.Substring(5); $script:Results[$current] = New-Object System.Collections.ArrayList; continue }
+            if ($current) { [void]$script:Results[$current].Add($line) }
+        }
+        function script:Get-Case([string]$Name) { @($script:Results[$Name]) }
+    }
+
+    It 'an unknown plan leaves one ErrorRecord with -ErrorAction <Action>, and no output' -TestCases @(
+        @{ Action = 'Continue' }, @{ Action = 'SilentlyContinue' }, @{ Action = 'Ignore' }, @{ Action = 'Stop' }
+    ) {
+        param($Action)
+        $out = Get-Case "unknown-$Action"
+        $errors = @($out | Where-Object { $_ -like 'ERR *' })
+        $errors.Count | Should -Be 1 -Because ($out -join "`n")
+        $errors[0] | Should -BeLike "ERR PowerPlan.not_found,Set-PowerPlan|ObjectNotFound|127.0.0.1|127.0.0.1: Not found (404 not_found): Plan 'nope' not found; available: *"
+        @($out | Where-Object { $_ -like 'OUT *' }).Count | Should -Be 0
+        $out | Should -Contain 'DONE'
+        ($out -join "`n") | Should -Not -Match 'PropertyNotFound|WebException|HttpResponseException'
+    }
+
+    It 'a pipeline of hosts stops at the first failing host: those before it answered, those after it not asked' {
+        $out = Get-Case 'pipeline'
+        @($out | Where-Object { $_ -like 'OUT *' }) | Should -Be @('OUT localhost')
+        $errors = @($out | Where-Object { $_ -like 'ERR *' })
+        $errors.Count | Should -Be 1 -Because ($out -join "`n")
+        $errors[0] | Should -BeLike 'ERR PowerPlan.connection_failed,Get-PowerPlanStatus|ConnectionError|127.0.0.2|127.0.0.2: *'
+    }
+
+    It 'a computer name with a port in it is refused before any call, as one error' {
+        $out = Get-Case 'bad-name'
+        @($out | Where-Object { $_ -like 'OUT *' }).Count | Should -Be 0
+        $errors = @($out | Where-Object { $_ -like 'ERR *' })
+        $errors.Count | Should -Be 1 -Because ($out -join "`n")
+        $errors[0] | Should -BeLike 'ERR PowerPlan.invalid_computer_name,Get-PowerPlanStatus|InvalidArgument|127.0.0.1:bad|127.0.0.1:bad: not a host name or IP address*'
+    }
+
+    It 'the same for -ComputerName a, b with <Command>' -TestCases @(
+        @{ Command = 'Get-PowerPlanStatus' }, @{ Command = 'Get-PowerPlanRecommendation -Benchmark none' }, @{ Command = 'Test-PowerPlan -Kind balanced' }, @{ Command = 'Set-PowerPlan balanced -Confirm:$false' }
+    ) {
+        param($Command)
+        $out = Get-Case "list-$Command"
+        @($out | Where-Object { $_ -like 'OUT *' }).Count | Should -Be 0
+        @($out | Where-Object { $_ -like 'ERR PowerPlan.connection_failed,*|127.0.0.2|*' }).Count | Should -Be 1 -Because ($out -join "`n")
+        @($out | Where-Object { $_ -like 'ERR *' }).Count | Should -Be 1
+    }
+}
+
+Describe 'Test-PowerPlan' {
+    BeforeAll {
+        Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Force -Confirm:$false | Out-Null
+    }
+
+    It '-Kind answers $true or $false' {
+        Test-PowerPlan -Kind balanced -Port $script:Port | Should -BeTrue
+        Test-PowerPlan -Kind high-performance -Port $script:Port | Should -BeFalse
+        Test-PowerPlan -Kind high-performance, balanced -Port $script:Port | Should -BeTrue
+        (Test-PowerPlan -Kind balanced -Port $script:Port).GetType().Name | Should -Be 'Boolean'
+    }
+
+    It '-Plan takes the id (braces and case do not matter) or the exact name' {
+        Test-PowerPlan -Plan $script:Balanced -Port $script:Port | Should -BeTrue
+        Test-PowerPlan -Plan "{$($script:Balanced.ToUpper())}" -Port $script:Port | Should -BeTrue
+        Test-PowerPlan 'BALANCED' -Port $script:Port | Should -BeTrue
+        Test-PowerPlan 'High performance' -Port $script:Port | Should -BeFalse
+        Test-PowerPlan $script:HighPerformance -Port $script:Port | Should -BeFalse
+    }
+
+    It '-Detailed gives the reason, also for a plan that is not installed' {
+        $r = Test-PowerPlan -Kind high-performance -Port $script:Port -Detailed
+        $r.PSObject.TypeNames[0] | Should -Be 'PowerPlan.TestResult'
+        $r.Compliant | Should -BeFalse
+        $r.ActiveId | Should -Be $script:Balanced
+        $r.ActiveKind | Should -Be 'balanced'
+        $r.Expected | Should -Be 'high-performance'
+        $r.Reason | Should -Be "localhost: Balanced ($($script:Balanced), balanced) is active, not high-performance."
+        $missing = Test-PowerPlan 'No such plan' -Port $script:Port -Detailed
+        $missing.Compliant | Should -BeFalse
+        $missing.Reason | Should -BeLike "*no plan 'No such plan' is installed (plans: Balanced ($($script:Balanced)), *"
+        (Test-PowerPlan -Kind balanced -Port $script:Port -Detailed).Reason | Should -BeLike '*is active, as expected (balanced).'
+    }
+
+    It 'one answer per computer, from the pipeline by value and by property name' {
+        @('localhost', '127.0.0.1' | Test-PowerPlan -Kind balanced -Port $script:Port) | Should -Be @($true, $true)
+        $r = @([pscustomobject]@{ Name = 'localhost' }, [pscustomobject]@{ DNSHostName = '127.0.0.1' } | Test-PowerPlan -Kind power-saver -Port $script:Port -Detailed)
+        $r.ComputerName | Should -Be @('localhost', '127.0.0.1')
+        $r.Compliant | Should -Be @($false, $false)
+    }
+
+    It 'needs only the read scope' {
+        Test-PowerPlan -Kind power-saver, balanced, high-performance -Port $script:TokenPort -Token $env:POWERPLAN_TEST_READ_TOKEN | Should -BeTrue
+    }
+
+    It 'refuses a kind it does not know, and -Plan with -Kind, before asking any server' {
+        { Test-PowerPlan -Kind fast -Port $script:Port } | Should -Throw -ErrorId 'ParameterArgumentValidationError*'
+        { Test-PowerPlan -Plan x -Kind balanced -Port $script:Port } | Should -Throw -ErrorId 'AmbiguousParameterSet*'
+    }
+
+    It 'the example checks for Pester and dbachecks pass where the plan is right and fail with the reason where not' {
+        $checks = Join-Path $PSScriptRoot '../../../integrations/powershell/examples/PowerPlan.Checks.ps1'
+        $run = foreach ($kind in 'balanced', 'high-performance') {
+            "`$c = New-PesterContainer -Path '$checks' -Data @{ ComputerName = 'localhost', '127.0.0.1'; Kind = '$kind'; Port = $($script:Port) }; `$r = Invoke-Pester -Container `$c -PassThru -Output None; 'RESULT $kind ' + `$r.PassedCount + '/' + `$r.FailedCount; `$r.Failed | ForEach-Object { 'FAILED ' + `$_.ErrorRecord[0].Exception.Message }"
+        }
+        $out = (Invoke-InChildHost ("Import-Module Pester -MinimumVersion 5.0`n" + ($run -join "`n")) '') -join "`n"
+        $out | Should -Match 'RESULT balanced 2/0'
+        $out | Should -Match 'RESULT high-performance 0/2'
+        $out | Should -Match "FAILED Expected \`$true, because localhost: Balanced \($($script:Balanced), balanced\) is active, not high-performance"
     }
 }

@@ -4,13 +4,13 @@
  * changes anything or runs a benchmark on the agent.
  */
 import type { z } from 'zod';
-import { Recommendation } from '../domain/advice.ts';
-import { BenchmarkList } from '../domain/benchmark.ts';
-import type { FleetHostStatus } from '../domain/fleet.ts';
-import { HoldList } from '../domain/holds.ts';
-import { ActivePlan } from '../domain/schemas.ts';
-import { AgentFailure, asAgentFailure } from './fleet-failure.ts';
-import type { FleetTarget } from './fleet-file.ts';
+import { Recommendation } from '../../domain/advice.ts';
+import { BenchmarkList } from '../../domain/benchmark.ts';
+import type { FleetHostStatus } from '../../domain/fleet.ts';
+import { HoldList } from '../../domain/holds.ts';
+import { ActivePlan } from '../../domain/schemas.ts';
+import { AgentFailure, asAgentFailure } from './failure.ts';
+import type { FleetTarget } from './file.ts';
 
 type Ask = (path: string) => Promise<unknown>;
 type Within = (fn: (ask: Ask) => Promise<FleetHostStatus>) => Promise<FleetHostStatus>;

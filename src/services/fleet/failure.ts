@@ -3,8 +3,8 @@
  * Kept apart from the HTTP client so that the operations load node:http/https only when a fleet
  * call is made, not at every CLI start.
  */
-import { errorMessage } from '../domain/errors.ts';
-import type { FleetError } from '../domain/fleet.ts';
+import { errorMessage } from '../../domain/errors.ts';
+import type { FleetError } from '../../domain/fleet.ts';
 
 export type FailureStatus = 'unreachable' | 'unauthorized' | 'error';
 

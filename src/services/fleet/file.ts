@@ -6,11 +6,11 @@
  * others still answer; a fleet file that is not valid fails as a whole, naming host and field.
  */
 import { dirname, resolve } from 'node:path';
-import { type Config, secretFromEnvironment } from '../config.ts';
-import { describeZodError, PowerPlanError } from '../domain/errors.ts';
-import { FLEET_NAME, FleetFile, type FleetHostEntry } from '../domain/fleet.ts';
-import { readCarefully } from '../lib/careful-file.ts';
-import { type RunFn, runCommand } from '../lib/run-command.ts';
+import { type Config, secretFromEnvironment } from '../../config.ts';
+import { describeZodError, PowerPlanError } from '../../domain/errors.ts';
+import { FLEET_NAME, FleetFile, type FleetHostEntry, type PrometheusSource } from '../../domain/fleet.ts';
+import { readCarefully } from '../../lib/careful-file.ts';
+import { type RunFn, runCommand } from '../../lib/run-command.ts';
 
 /** One agent, ready to be asked. `token` never leaves this process except to this host's URL. */
 export interface FleetTarget {
@@ -26,9 +26,33 @@ export interface FleetTarget {
   problem?: string;
 }
 
+/** A Prometheus that scrapes the agents, ready to be asked (docs/FLEET.md). */
+export interface PrometheusTarget {
+  /** Base URL without a trailing slash. */
+  url: string;
+  /** The Authorization header for Prometheus (Bearer or Basic), never logged or returned. */
+  authorization?: string;
+  ca?: string;
+  /** Label matchers without braces, e.g. `job="powerplan"`. */
+  selector: string;
+  hostLabel: string;
+  tagsLabel: string;
+  lookback: string;
+  /** How the agents named by Prometheus are reached for a change: their token file(s) and CA. */
+  agents: PrometheusSource['agents'];
+}
+
 export interface Fleet {
   source: string;
   hosts: FleetTarget[];
+  /** Set when the fleet comes from Prometheus; `hosts` is then empty (Prometheus names them). */
+  prometheus?: PrometheusTarget;
+}
+
+/** A fleet file: the agents it names, or the Prometheus that names them. */
+export interface FleetFileContent {
+  hosts: FleetHostEntry[];
+  prometheus?: PrometheusSource;
 }
 
 const MAX_FLEET_BYTES = 1024 * 1024;
@@ -45,8 +69,8 @@ const parseJson = (text: string, what: string): unknown => {
   }
 };
 
-/** Reads the entries of a fleet file, validated; names the host and the field in every error. */
-export const readFleetFile = async (path: string): Promise<FleetHostEntry[]> => {
+/** Reads a fleet file, validated; names the host and the field in every error. */
+export const readFleetFile = async (path: string): Promise<FleetFileContent> => {
   const what = `The fleet file ${path}`;
   const json = parseJson(
     await readCarefully(path, { what: 'The fleet file', maxBytes: MAX_FLEET_BYTES }),
@@ -70,11 +94,32 @@ export const readFleetFile = async (path: string): Promise<FleetHostEntry[]> => 
     );
   }
   const base = dirname(resolve(path));
-  return parsed.data.hosts.map((h) => ({
-    ...h,
-    ...(h.tokenFile ? { tokenFile: resolve(base, h.tokenFile) } : {}),
-    ...(h.caFile ? { caFile: resolve(base, h.caFile) } : {}),
-  }));
+  const at = (file: string | undefined) => (file ? resolve(base, file) : undefined);
+  const p = parsed.data.prometheus;
+  return {
+    hosts: (parsed.data.hosts ?? []).map((h) => ({
+      ...h,
+      ...(h.tokenFile ? { tokenFile: at(h.tokenFile) } : {}),
+      ...(h.caFile ? { caFile: at(h.caFile) } : {}),
+    })),
+    ...(p
+      ? {
+          prometheus: {
+            ...p,
+            ...(p.tokenFile ? { tokenFile: at(p.tokenFile) } : {}),
+            ...(p.caFile ? { caFile: at(p.caFile) } : {}),
+            ...(p.basicAuth
+              ? { basicAuth: { ...p.basicAuth, passwordFile: at(p.basicAuth.passwordFile)! } }
+              : {}),
+            agents: {
+              ...(p.agents.tokenFile ? { tokenFile: at(p.agents.tokenFile) } : {}),
+              ...(p.agents.tokenDir ? { tokenDir: at(p.agents.tokenDir) } : {}),
+              ...(p.agents.caFile ? { caFile: at(p.agents.caFile) } : {}),
+            },
+          },
+        }
+      : {}),
+  };
 };
 
 interface InventoryJson {
@@ -158,11 +203,29 @@ export const readAnsibleInventory = async (
   if (!entries.length) throw fail('no host has the variable powerplan_url.');
   const parsed = FleetFile.safeParse({ hosts: entries });
   if (!parsed.success) throw fail(describeZodError(parsed.error, 'inventory'));
-  return parsed.data.hosts;
+  return parsed.data.hosts ?? [];
+};
+
+/** A bearer token from a file read with care: one line of RFC 6750 characters. */
+const readToken = async (path: string, what: string): Promise<string> => {
+  const token = (await readCarefully(path, { what, maxBytes: MAX_TOKEN_BYTES, secret: true })).trim();
+  if (!B64TOKEN.test(token))
+    throw new Error(
+      `${what} (${path}) does not hold a bearer token (one line of letters, digits and -._~+/).`,
+    );
+  return token;
+};
+
+/** PEM CA certificate(s) from a file read with care. */
+const readCa = async (path: string, what: string): Promise<string> => {
+  const ca = await readCarefully(path, { what, maxBytes: MAX_CA_BYTES });
+  if (!ca.includes('-----BEGIN CERTIFICATE-----'))
+    throw new Error(`${what} (${path}) holds no PEM certificate.`);
+  return ca;
 };
 
 /** Reads the host's token and CA; a problem is kept on the host, never thrown for the fleet. */
-const resolveTarget = async (h: FleetHostEntry): Promise<FleetTarget> => {
+export const resolveTarget = async (h: FleetHostEntry): Promise<FleetTarget> => {
   const target: FleetTarget = {
     name: h.name,
     url: h.url.replace(/\/+$/, ''),
@@ -171,35 +234,55 @@ const resolveTarget = async (h: FleetHostEntry): Promise<FleetTarget> => {
     tls: h.url.startsWith('https:') ? (h.caFile ? 'ca-file' : 'system') : 'none',
   };
   try {
-    let token: string | undefined;
     if (h.tokenFile) {
-      token = (
-        await readCarefully(h.tokenFile, {
-          what: `The token file of ${h.name}`,
-          maxBytes: MAX_TOKEN_BYTES,
-          secret: true,
-        })
-      ).trim();
+      target.token = await readToken(h.tokenFile, `The token file of ${h.name}`);
     } else if (h.tokenEnv) {
-      token = secretFromEnvironment(h.tokenEnv)?.trim();
+      const token = secretFromEnvironment(h.tokenEnv)?.trim();
       if (!token) throw new Error(`The variable ${h.tokenEnv} (tokenEnv of ${h.name}) is not set.`);
-    }
-    if (token !== undefined) {
       if (!B64TOKEN.test(token) || token.length > MAX_TOKEN_BYTES)
         throw new Error(
           `The token of ${h.name} is not a bearer token (one line of letters, digits and -._~+/).`,
         );
       target.token = token;
     }
-    if (h.caFile) {
-      target.ca = await readCarefully(h.caFile, { what: `The CA file of ${h.name}`, maxBytes: MAX_CA_BYTES });
-      if (!target.ca.includes('-----BEGIN CERTIFICATE-----'))
-        throw new Error(`The CA file of ${h.name} (${h.caFile}) holds no PEM certificate.`);
-    }
+    if (h.caFile) target.ca = await readCa(h.caFile, `The CA file of ${h.name}`);
   } catch (e) {
     target.problem = (e as Error).message;
   }
   return target;
+};
+
+/** The Prometheus source with its credentials and CA read; a file that cannot be read fails the call. */
+const resolvePrometheus = async (p: PrometheusSource): Promise<PrometheusTarget> => {
+  try {
+    let authorization: string | undefined;
+    if (p.tokenFile) authorization = `Bearer ${await readToken(p.tokenFile, 'The Prometheus token file')}`;
+    if (p.basicAuth) {
+      const password = (
+        await readCarefully(p.basicAuth.passwordFile, {
+          what: 'The Prometheus password file',
+          maxBytes: MAX_TOKEN_BYTES,
+          secret: true,
+        })
+      ).replace(/\r?\n$/, '');
+      if (/[\p{Cc}]/u.test(password))
+        throw new Error(`The Prometheus password file (${p.basicAuth.passwordFile}) must hold one line.`);
+      authorization = `Basic ${Buffer.from(`${p.basicAuth.username}:${password}`).toString('base64')}`;
+    }
+    return {
+      url: p.url.replace(/\/+$/, ''),
+      ...(authorization ? { authorization } : {}),
+      ...(p.caFile ? { ca: await readCa(p.caFile, 'The Prometheus CA file') } : {}),
+      selector: p.selector,
+      hostLabel: p.hostLabel,
+      tagsLabel: p.tagsLabel,
+      lookback: p.lookback,
+      agents: p.agents,
+    };
+  } catch (e) {
+    if (e instanceof PowerPlanError) throw e;
+    throw new PowerPlanError('invalid_input', `Not configured: ${(e as Error).message}`);
+  }
 };
 
 /** The whole fleet as configured; an error when neither a fleet file nor an inventory is. */
@@ -214,8 +297,21 @@ export const loadFleet = async (
         'inventory with POWERPLAN_ANSIBLE_INVENTORY (--ansible-inventory FILE); see docs/FLEET.md.',
     );
   }
+  const file = config.fleet ? await readFleetFile(config.fleet) : undefined;
+  if (file?.prometheus) {
+    if (config.ansibleInventory)
+      throw new PowerPlanError(
+        'invalid_input',
+        `The fleet file ${config.fleet} names a Prometheus server, which names the hosts: an Ansible inventory cannot be added to it.`,
+      );
+    return {
+      source: `Prometheus ${file.prometheus.url} (fleet file ${config.fleet})`,
+      hosts: [],
+      prometheus: await resolvePrometheus(file.prometheus),
+    };
+  }
   const entries = [
-    ...(config.fleet ? await readFleetFile(config.fleet) : []),
+    ...(file?.hosts ?? []),
     ...(config.ansibleInventory ? await readAnsibleInventory(config.ansibleInventory, run) : []),
   ];
   const seen = new Set<string>();

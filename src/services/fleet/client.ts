@@ -7,10 +7,10 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { FleetError } from '../domain/fleet.ts';
-import { version } from '../version.ts';
-import { AgentFailure } from './fleet-failure.ts';
-import type { FleetTarget } from './fleet-file.ts';
+import type { FleetError } from '../../domain/fleet.ts';
+import { version } from '../../version.ts';
+import { AgentFailure } from './failure.ts';
+import type { FleetTarget } from './file.ts';
 
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
@@ -26,7 +26,7 @@ const unreachableCodes = new Set([
 ]);
 
 /** One keep-alive agent per host, so a status of many hosts reuses its connections. */
-export const agentFor = (target: FleetTarget, maxSockets: number): http.Agent =>
+export const agentFor = (target: Pick<FleetTarget, 'url' | 'ca'>, maxSockets: number): http.Agent =>
   target.url.startsWith('https:')
     ? new https.Agent({ keepAlive: true, maxSockets, ...(target.ca ? { ca: target.ca } : {}) })
     : new http.Agent({ keepAlive: true, maxSockets });
@@ -54,18 +54,31 @@ export interface AgentRequest {
   signal: AbortSignal;
 }
 
-/** Sends one request and returns the parsed JSON of a 2xx answer; anything else is an AgentFailure. */
-export const askAgent = (target: FleetTarget, agent: http.Agent, req: AgentRequest): Promise<unknown> =>
+/** One HTTP answer, read whole (up to the cap). */
+export interface Exchange {
+  status: number;
+  location: string | undefined;
+  text: string;
+}
+
+export interface ExchangeRequest {
+  method: 'GET' | 'PUT' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  signal: AbortSignal;
+  maxBytes: number;
+}
+
+/**
+ * Sends one request and reads the whole answer; redirects are never followed. Network, TLS and
+ * abort errors and an answer over `maxBytes` are AgentFailures; any status is the caller's to judge.
+ */
+export const exchange = (url: URL, agent: http.Agent, req: ExchangeRequest): Promise<Exchange> =>
   new Promise((resolve, reject) => {
-    const url = new URL(target.url + req.path);
-    const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const headers: Record<string, string> = {
-      accept: 'application/json',
+    const headers = {
       'user-agent': `powerplan-fleet/${version}`,
-      ...(target.token ? { authorization: `Bearer ${target.token}` } : {}),
-      ...(payload !== undefined
-        ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }
-        : {}),
+      ...req.headers,
+      ...(req.body !== undefined ? { 'content-length': String(Buffer.byteLength(req.body)) } : {}),
     };
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: req.method,
@@ -74,54 +87,69 @@ export const askAgent = (target: FleetTarget, agent: http.Agent, req: AgentReque
       signal: req.signal,
     });
     request.on('response', (res) => {
-      const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > MAX_ANSWER_BYTES) {
+        if (size > req.maxBytes) {
           res.destroy();
           reject(
             new AgentFailure('error', {
               title: 'Answer too large',
-              detail: `The agent sent more than ${MAX_ANSWER_BYTES} bytes.`,
+              detail: `The answer was more than ${req.maxBytes} bytes.`,
             }),
           );
         } else chunks.push(c);
       });
       res.on('error', (e) => reject(classify(e, req.signal)));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (status >= 300 && status < 400) {
-          reject(
-            new AgentFailure('error', {
-              title: 'Redirect not followed',
-              detail: `The agent answered ${status} (to ${res.headers.location ?? 'nowhere'}); redirects are not followed, so that the token stays with its host. Put the final URL in the fleet file.`,
-              status,
-            }),
-          );
-        } else if (status === 401 || status === 403) {
-          reject(new AgentFailure('unauthorized', fromProblem(status, text)));
-        } else if (status < 200 || status >= 300) {
-          reject(new AgentFailure('error', fromProblem(status, text)));
-        } else {
-          try {
-            resolve(JSON.parse(text));
-          } catch {
-            reject(
-              new AgentFailure('error', {
-                title: 'Not an agent',
-                detail: 'The answer is not JSON: is this URL a powerplan service?',
-                status,
-              }),
-            );
-          }
-        }
-      });
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          location: res.headers.location,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
     });
     request.on('error', (e) => reject(classify(e, req.signal)));
-    request.end(payload);
+    request.end(req.body);
   });
+
+/** Sends one request and returns the parsed JSON of a 2xx answer; anything else is an AgentFailure. */
+export const askAgent = async (
+  target: FleetTarget,
+  agent: http.Agent,
+  req: AgentRequest,
+): Promise<unknown> => {
+  const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
+  const { status, location, text } = await exchange(new URL(target.url + req.path), agent, {
+    method: req.method,
+    headers: {
+      accept: 'application/json',
+      ...(target.token ? { authorization: `Bearer ${target.token}` } : {}),
+      ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(payload !== undefined ? { body: payload } : {}),
+    signal: req.signal,
+    maxBytes: MAX_ANSWER_BYTES,
+  });
+  if (status >= 300 && status < 400)
+    throw new AgentFailure('error', {
+      title: 'Redirect not followed',
+      detail: `The agent answered ${status} (to ${location ?? 'nowhere'}); redirects are not followed, so that the token stays with its host. Put the final URL in the fleet file.`,
+      status,
+    });
+  if (status === 401 || status === 403) throw new AgentFailure('unauthorized', fromProblem(status, text));
+  if (status < 200 || status >= 300) throw new AgentFailure('error', fromProblem(status, text));
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AgentFailure('error', {
+      title: 'Not an agent',
+      detail: 'The answer is not JSON: is this URL a powerplan service?',
+      status,
+    });
+  }
+};
 
 /** Network, TLS and abort errors as fleet statuses; the timeout reason of the signal wins. */
 const classify = (e: Error, signal: AbortSignal): AgentFailure => {
@@ -138,7 +166,7 @@ const classify = (e: Error, signal: AbortSignal): AgentFailure => {
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|HOSTNAME/i.test(code) || /certificate/i.test(e.message))
     return new AgentFailure('error', {
       title: 'TLS verification failed',
-      detail: `${code || 'TLS'}: ${e.message}. Name the agent's CA with caFile in the fleet file.`,
+      detail: `${code || 'TLS'}: ${e.message}. Name the CA with caFile in the fleet file.`,
     });
   return new AgentFailure('error', { title: 'Request failed', detail: `${code || e.name}: ${e.message}` });
 };

@@ -6,8 +6,8 @@
  */
 import { setMaxListeners } from 'node:events';
 import type http from 'node:http';
-import type { Config } from '../config.ts';
-import { PowerPlanError } from '../domain/errors.ts';
+import type { Config } from '../../config.ts';
+import { PowerPlanError } from '../../domain/errors.ts';
 import type {
   FleetHostList,
   FleetHostStatus,
@@ -15,14 +15,14 @@ import type {
   FleetSetResult,
   FleetStatus,
   PrometheusTargets,
-} from '../domain/fleet.ts';
-import { SetPlanResult } from '../domain/schemas.ts';
-import type { Logger } from '../lib/log.ts';
-import { type RunFn, runCommand } from '../lib/run-command.ts';
-import { linkedSignal } from '../lib/signal.ts';
-import { AgentFailure, asAgentFailure } from './fleet-failure.ts';
-import { type Fleet, type FleetTarget, loadFleet } from './fleet-file.ts';
-import { expect, hostStatus } from './fleet-status.ts';
+} from '../../domain/fleet.ts';
+import { SetPlanResult } from '../../domain/schemas.ts';
+import type { Logger } from '../../lib/log.ts';
+import { type RunFn, runCommand } from '../../lib/run-command.ts';
+import { linkedSignal } from '../../lib/signal.ts';
+import { AgentFailure, asAgentFailure } from './failure.ts';
+import { type Fleet, type FleetTarget, loadFleet, type PrometheusTarget, resolveTarget } from './file.ts';
+import { expect, hostStatus } from './status.ts';
 
 export const STATUS_CACHE_MS = 3_000;
 /** The loaded fleet (files, tokens, the inventory's subprocess) is reused this long. */
@@ -52,7 +52,8 @@ export const mapLimited = async <T, R>(
 };
 
 /** The hosts a selection names: by name (every name must exist) and by tag (any of them). */
-export const select = (fleet: Fleet, sel: Selection): FleetTarget[] => {
+export const select = <H extends { name: string; tags: string[] }>(all: H[], sel: Selection): H[] => {
+  const fleet = { hosts: all };
   const byName = new Map(fleet.hosts.map((h) => [h.name.toLowerCase(), h]));
   const unknown = (sel.hosts ?? []).filter((n) => !byName.has(n.toLowerCase()));
   if (unknown.length)
@@ -112,17 +113,37 @@ export class FleetService {
   }
 
   /** The HTTP client (node:http/https), loaded on the first fleet call. */
-  private client: Promise<typeof import('./fleet-client.ts')> | undefined;
+  private client: Promise<typeof import('./client.ts')> | undefined;
 
-  private agent(t: FleetTarget, client: typeof import('./fleet-client.ts')): http.Agent {
+  private agent(
+    t: Pick<FleetTarget, 'url' | 'ca'>,
+    client: typeof import('./client.ts'),
+    maxSockets = 4,
+  ): http.Agent {
     // Keyed by everything that decides the connection, so an edited fleet file gets a fresh agent.
-    const key = `${t.name}\n${t.url}\n${t.ca ?? ''}`;
+    const key = `${t.url}\n${t.ca ?? ''}`;
     let a = this.agents.get(key);
     if (!a) {
-      a = client.agentFor(t, 4);
+      a = client.agentFor(t, maxSockets);
       this.agents.set(key, a);
     }
     return a;
+  }
+
+  /** The Prometheus module and how to ask the fleet's Prometheus, loaded on the first call. */
+  private async prometheus(target: PrometheusTarget) {
+    this.client ??= import('./client.ts');
+    const [client, prom] = await Promise.all([this.client, import('./prometheus.ts')]);
+    // Room for the status' queries at once.
+    const ask = { target, agent: this.agent(target, client, 16), timeoutMs: this.config.fleetTimeoutMs };
+    return { prom, ask };
+  }
+
+  /** The hosts to change: the fleet's, or the agents Prometheus scrapes, with their tokens read. */
+  private async targets(fleet: Fleet): Promise<FleetTarget[]> {
+    if (!fleet.prometheus) return fleet.hosts;
+    const { prom, ask } = await this.prometheus(fleet.prometheus);
+    return Promise.all((await prom.discoverAgents(ask)).map(resolveTarget));
   }
 
   /** Runs `fn` for one host within the per-host timeout (counted from now), linked to `signal`. */
@@ -142,7 +163,7 @@ export class FleetService {
       ms,
     );
     try {
-      this.client ??= import('./fleet-client.ts');
+      this.client ??= import('./client.ts');
       const client = await this.client;
       return await fn((path, method = 'GET', body) =>
         client.askAgent(t, this.agent(t, client), { method, path, body, signal: link.signal }),
@@ -172,7 +193,7 @@ export class FleetService {
     const fleet = await this.load();
     return {
       source: fleet.source,
-      hosts: select(fleet, sel).map((h) => ({
+      hosts: select(await this.targets(fleet), sel).map((h) => ({
         name: h.name,
         url: h.url,
         tags: h.tags,
@@ -184,7 +205,13 @@ export class FleetService {
 
   /** The hosts as Prometheus file_sd / http_sd target groups (the agent's /metrics); contacts no host. */
   async prometheusTargets(sel: Selection): Promise<PrometheusTargets> {
-    const groups = select(await this.load(), sel).map((h) => {
+    const fleet = await this.load();
+    if (fleet.prometheus)
+      throw new PowerPlanError(
+        'unsupported',
+        `The fleet comes from Prometheus (${fleet.prometheus.url}), which already has its targets: there is nothing to hand it.`,
+      );
+    const groups = select(fleet.hosts, sel).map((h) => {
       const url = new URL(h.url);
       const port = url.port || (url.protocol === 'https:' ? '443' : '80');
       return {
@@ -205,10 +232,16 @@ export class FleetService {
    * going away does not cancel them: each is bounded by the per-host timeout anyway.
    */
   async status(sel: Selection): Promise<FleetStatus> {
-    const targets = select(await this.load(), sel);
+    const fleet = await this.load();
+    if (fleet.prometheus) {
+      const { prom, ask } = await this.prometheus(fleet.prometheus);
+      return prom.prometheusStatus(ask, (seen) => select(seen, sel));
+    }
+    const targets = select(fleet.hosts, sel);
     const hosts = await mapLimited(targets, this.config.fleetConcurrency, (t) => this.statusOf(t, this.idle));
     const count = (s: FleetHostStatus['status']) => hosts.filter((h) => h.status === s).length;
     return {
+      source: { kind: 'agents', name: fleet.source },
       summary: {
         total: hosts.length,
         ok: count('ok'),
@@ -225,7 +258,7 @@ export class FleetService {
     input: Selection & { plan: string; dryRun: boolean },
     signal: AbortSignal,
   ): Promise<FleetSetResult> {
-    const targets = select(await this.load(), input);
+    const targets = select(await this.targets(await this.load()), input);
     // One listener on the caller's signal for the whole change; the hosts listen to this one.
     const batch = linkedSignal([signal]);
     setMaxListeners(0, batch.signal);
