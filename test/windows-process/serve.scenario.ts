@@ -11,8 +11,8 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { linkStandins } from '../../scripts/windows/standins.mjs';
@@ -25,7 +25,8 @@ import { until } from '../support/until.ts';
 
 const standinExe = process.env.POWERPLAN_TEST_STANDIN_EXE;
 const wineprefix = process.env.WINEPREFIX;
-if (!standinExe || !wineprefix) throw new Error('run by npm run test:windows (needs WINEPREFIX and POWERPLAN_TEST_STANDIN_EXE)');
+if (!standinExe || !wineprefix)
+  throw new Error('run by npm run test:windows (needs WINEPREFIX and POWERPLAN_TEST_STANDIN_EXE)');
 
 const work = mkdtempSync('/tmp/powerplan-windows-e2e-');
 const wine = openPrefix(wineprefix, work);
@@ -45,7 +46,11 @@ const env = (dir: string) => ({
   POWERPLAN_LOG_LEVEL: 'info',
 });
 
-const emulate = (locale: string, codepage: number, change: (s: ReturnType<typeof stockState>) => void = () => {}) => {
+const emulate = (
+  locale: string,
+  codepage: number,
+  change: (s: ReturnType<typeof stockState>) => void = () => {},
+) => {
   const s = stockState(locale, codepage);
   change(s);
   writeFileSync(emuState, JSON.stringify(s));
@@ -72,7 +77,7 @@ const serve = async (dir = stateDir): Promise<Served> => {
   writeFileSync(outFile, '');
   const child = wine.spawn(nodeExe, [bin, 'serve'], { env: env(dir), outFile });
   let exited: number | null | undefined;
-  child.once('exit', (code) => {
+  child.once('exit', (code: number | null) => {
     exited = code;
   });
   const seen = await until(
@@ -174,7 +179,10 @@ describe('powerplan as Windows processes, called over loopback', { concurrency: 
     const loser = a.code === 1 ? a : b;
     assert.match(loser.output, /being changed by/);
     const winner = a.code === 0 ? 'high-performance' : 'power-saver';
-    assert.equal(emulated().active, winner === 'high-performance' ? SCHEME.highPerformance : SCHEME.powerSaver);
+    assert.equal(
+      emulated().active,
+      winner === 'high-performance' ? SCHEME.highPerformance : SCHEME.powerSaver,
+    );
   });
 
   it('a state directory that Users can write is refused with exit code 2 and the command that fixes it', async () => {
