@@ -2,11 +2,24 @@
 #
 # It listens on 0.0.0.0:8750, which the service only does with a token file: the file lives in the
 # state volume; create tokens with `docker exec powerplan powerplan token create --name ... --scopes ...`.
-# Reading the plan works as the unprivileged user. Changing a Linux host's plan from a container
-# needs /sys mounted writable and privileges (root in the container and --privileged, or the
-# cpufreq sysfs tree bind-mounted read-write); tuned and power-profiles-daemon are reached through
-# their command-line tools, which are not in this image. Not built on the project's build machines
-# (no Docker engine there).
+#
+# Which hosts it can drive, and how (README, "Docker"):
+# - cpufreq in sysfs (no tuned, no power-profiles-daemon): reading works as the image's user;
+#   changing needs /sys writable and root: --user 0 --privileged -v /sys:/sys.
+# - tuned (the RHEL default) and power-profiles-daemon (Fedora, Ubuntu desktops): the image has
+#   their clients (tuned-adm, powerprofilesctl), which talk to the host's daemon over the host's
+#   system bus: -v /run/dbus/system_bus_socket:/run/dbus/system_bus_socket. Reading works as the
+#   image's user; a change is authorised by the daemon's polkit rules, which allow root:
+#   --user 0. Without the bus mounted the clients find no daemon, the service says so (the plan
+#   owner's note) and only sysfs is left, which on such a host the daemon owns: mount the bus.
+# - Windows hosts: not from a container; run powerplan.exe as a service there.
+#
+# State: the volume belongs to the user that wrote it. The image's user is `node` (uid 1000); a run
+# with --user 0 leaves root's files, and a later run as `node` then stops at start with one line
+# saying which files and the chown to run. Keep one user per volume.
+#
+# Not built on the project's build machines (no Docker engine there); the healthcheck script and the
+# state check are tested there (test/integrations/container.test.ts).
 
 # Base: Node.js 24 on Debian 12, the newest LTS line the CI workflow tests (supported until April
 # 2028); Node.js 20 reached end of life in April 2026 and gets no security fixes.
@@ -41,14 +54,21 @@ COPY package.json ./
 COPY bin ./bin
 COPY --from=build /app/src ./src
 COPY --from=build /app/dist ./dist
-RUN mkdir -p /var/lib/powerplan && chown node:node /var/lib/powerplan \
+COPY deploy/container/healthcheck.mjs ./deploy/container/healthcheck.mjs
+# The clients of the host's tuned and power-profiles-daemon (their daemons are not started here:
+# the host's run them, reached through its system bus mounted at /run/dbus/system_bus_socket).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tuned power-profiles-daemon \
+    && rm -rf /var/lib/apt/lists/* \
+    && mkdir -p /var/lib/powerplan && chown node:node /var/lib/powerplan \
     && ln -s /app/bin/powerplan.js /usr/local/bin/powerplan
 USER node
 VOLUME ["/var/lib/powerplan"]
 EXPOSE 8750
-# /healthz answers without a token. (With POWERPLAN_TLS_* set, replace http with https here.)
+# /healthz answers without a token; the script reads the service's settings, so with
+# POWERPLAN_TLS_CERT/KEY set it speaks HTTPS and checks that the server presents that certificate.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.POWERPLAN_PORT||8750)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+    CMD ["node", "deploy/container/healthcheck.mjs"]
 # A small young generation keeps the resident memory steady under load (docs/PERFORMANCE.md).
 ENTRYPOINT ["node", "--max-semi-space-size=1", "bin/powerplan.js"]
 CMD ["serve"]

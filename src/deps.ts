@@ -8,6 +8,7 @@
 import { BenchmarkService } from './bench/service.ts';
 import type { Config } from './config.ts';
 import { createLogger, type Logger } from './lib/log.ts';
+import { Schedule } from './lib/schedule.ts';
 import { Store } from './lib/store.ts';
 import type { PowerBackend } from './platform/backend.ts';
 import { createBackend } from './platform/detect.ts';
@@ -43,14 +44,18 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
   const shutdown = overrides.shutdown ?? new AbortController();
   const backend = overrides.backend ?? createBackend(config, store);
   const planChange = overrides.planChange ?? new PlanChangeService({ store, backend, log, config });
-  const holds = overrides.holds ?? new HoldsService({ planChange, backend, log });
-  const desired = overrides.desired ?? new DesiredService({ store, backend, log, config, planChange, holds });
+  // One timer for the background work of the service (hold expiry, desired-state checks).
+  const schedule = new Schedule();
+  const holds = overrides.holds ?? new HoldsService({ planChange, backend, log, store, schedule });
+  const desired =
+    overrides.desired ?? new DesiredService({ store, backend, log, config, planChange, holds, schedule });
   const comparisons = overrides.comparisons ?? new ComparisonService();
   shutdown.signal.addEventListener(
     'abort',
     () => {
       holds.stop();
       desired.stop();
+      schedule.stop();
     },
     { once: true },
   );

@@ -40,6 +40,13 @@ export class PowerPlanError extends Error {
   }
 }
 
+/**
+ * A reason the service cannot start that is no single setting's fault (the port in use, a state
+ * directory of another user): the CLI prints it as one line and exits 2, like a bad setting.
+ */
+export const startupError = (message: string, cause?: unknown) =>
+  new PowerPlanError('invalid_input', `cannot start: ${message}`, { startup: true }, { cause });
+
 export const isPowerPlanError = (e: unknown): e is PowerPlanError => e instanceof PowerPlanError;
 
 /** One line per zod issue: `field: message`. */

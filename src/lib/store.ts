@@ -5,7 +5,7 @@
  * and reported; it is never overwritten.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
+import { type FSWatcher, mkdirSync, statSync, watch } from 'node:fs';
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
@@ -44,6 +44,46 @@ export class Store {
     this.#log = options.log;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.audit = new JsonlLog(join(dir, 'audit.jsonl'), options.rotation ?? DEFAULT_ROTATION);
+  }
+
+  /** The one watcher of the directory, while anyone listens (see watch). */
+  #watcher: FSWatcher | undefined;
+  #listeners = new Set<{ files: ReadonlySet<string>; onChange: () => void }>();
+
+  /**
+   * Calls `onChange` when one of `files` is written, replaced or removed, by this process or
+   * another (a CLI run). Event-driven (inotify on Linux, ReadDirectoryChangesW on Windows): nothing
+   * polls. Answers the function that stops listening, or undefined when the directory cannot be
+   * watched (the caller then polls).
+   */
+  watch(files: readonly StateFile[], onChange: () => void): (() => void) | undefined {
+    if (!this.#watcher) {
+      try {
+        this.#watcher = watch(this.dir, { persistent: false }, (_event, name) => {
+          const file = name?.toString();
+          for (const l of this.#listeners) if (file === undefined || l.files.has(file)) l.onChange();
+        });
+        this.#watcher.on('error', (e) => {
+          this.#log?.warn('watching the state directory failed; changes by other processes are seen late', {
+            error: e.message,
+          });
+          this.#watcher?.close();
+          this.#watcher = undefined;
+        });
+      } catch (e) {
+        this.#log?.debug('the state directory cannot be watched', { error: (e as Error).message });
+        return undefined;
+      }
+    }
+    const listener = { files: new Set<string>(files), onChange };
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) {
+        this.#watcher?.close();
+        this.#watcher = undefined;
+      }
+    };
   }
 
   /** How many damaged files this instance has moved aside since it started. */

@@ -1,6 +1,7 @@
 /**
  * Desired state: an optional plan the service keeps an eye on. A checker in the running server
- * compares it with the plan in force every POWERPLAN_DESIRED_INTERVAL seconds; a drift is audited
+ * compares it with the plan in force every POWERPLAN_DESIRED_INTERVAL seconds (only while a desired
+ * plan exists: nothing wakes up for nothing); a drift is audited
  * ('detected') and counted once, and with enforcement the plan is set back (through the
  * plan-change service), at most once per interval. It never fights a hold (the hold's plan is
  * meant to differ) nor group policy (which would revert the change at its next refresh): those are
@@ -12,6 +13,7 @@ import { errorMessage, PowerPlanError } from '../domain/errors.ts';
 import type { ActivePlan, DesiredSummary, Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
 import type { Logger } from '../lib/log.ts';
+import type { Schedule } from '../lib/schedule.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { resolvePlan } from '../platform/resolve.ts';
@@ -38,7 +40,11 @@ export interface DesiredOptions {
   config: Pick<Config, 'desiredPlan' | 'desiredEnforce' | 'desiredInterval'>;
   planChange: PlanChangeService;
   holds: HoldsService;
+  /** The service's one timer (shared with the hold expiry). */
+  schedule: Schedule;
 }
+
+const SCHEDULE_JOB = 'desired-state check';
 
 export class DesiredService {
   /** Periodic checks completed. */
@@ -56,7 +62,8 @@ export class DesiredService {
   /** The current drift was already counted and audited. */
   private inDrift = false;
   private lastEnforceAt: number | undefined;
-  private interval: NodeJS.Timeout | undefined;
+  private running = false;
+  private unwatch: (() => void) | undefined;
   private checking = false;
   private again = false;
   private readonly o: DesiredOptions;
@@ -66,7 +73,7 @@ export class DesiredService {
   }
 
   get checkerRunning(): boolean {
-    return this.interval !== undefined;
+    return this.running;
   }
 
   /** The desired plan: `desired.json` when present (even when it says none), else the configuration. */
@@ -267,15 +274,19 @@ export class DesiredService {
 
   /** Runs a check now, while the checker runs (after a change, so it is seen at once). */
   async checkNow(): Promise<void> {
-    if (!this.checkerRunning) return;
+    if (!this.running) return;
     if (this.checking) {
       this.again = true;
       return;
     }
     this.checking = true;
+    let watching = true;
     try {
       await this.check();
       this.checks++;
+      // Nothing to compare: no timer. A desired plan set later (here or by a CLI run) is seen
+      // through the state directory's watcher, or at the interval when it cannot be watched.
+      watching = this.planId !== null;
     } catch (e) {
       this.lastError = errorMessage(e);
       this.o.log.warn('desired state check failed', { error: this.lastError });
@@ -284,20 +295,36 @@ export class DesiredService {
       if (this.again) {
         this.again = false;
         void this.checkNow();
+      } else if (this.running) {
+        const seconds = this.o.config.desiredInterval;
+        if (watching || !this.unwatch)
+          // 5% slack: shares a wake-up with a hold's expiry that falls just before it.
+          this.o.schedule.set(
+            SCHEDULE_JOB,
+            Date.now() + seconds * 1000,
+            () => void this.checkNow(),
+            seconds * 50,
+          );
+        else this.o.schedule.clear(SCHEDULE_JOB);
       }
     }
   }
 
-  /** The periodic checker of a running server: first check at once, then every interval. Unref'd. */
+  /**
+   * The checker of a running server: a check at once, then one per interval on the service's one
+   * schedule while a desired plan exists; a change of `desired.json` (by any process) checks at once.
+   */
   start(): void {
-    if (this.interval) return;
-    this.interval = setInterval(() => void this.checkNow(), this.o.config.desiredInterval * 1000);
-    this.interval.unref();
+    if (this.running) return;
+    this.running = true;
+    this.unwatch = this.o.store.watch(['desired.json'], () => void this.checkNow());
     void this.checkNow();
   }
 
   stop(): void {
-    clearInterval(this.interval);
-    this.interval = undefined;
+    this.running = false;
+    this.unwatch?.();
+    this.unwatch = undefined;
+    this.o.schedule.clear(SCHEDULE_JOB);
   }
 }

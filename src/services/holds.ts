@@ -12,13 +12,19 @@ import { errorMessage, PowerPlanError } from '../domain/errors.ts';
 import type { Hold, HoldList, HoldRecord, HoldResult, ReleaseResult } from '../domain/holds.ts';
 import type { Caller } from '../domain/scopes.ts';
 import type { Logger } from '../lib/log.ts';
+import type { Schedule } from '../lib/schedule.ts';
+import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { resolvePlan } from '../platform/resolve.ts';
 import type { PlanChangeService } from './plan-change.ts';
-import type { RestoreJournal } from './restore-journal.ts';
+import { JOURNAL, type RestoreJournal } from './restore-journal.ts';
 
-/** Longest sleep of the expiry timer: holds taken by another process (the CLI) are seen this late. */
+/**
+ * The retry pace of a failing restore, and the poll of a state directory that cannot be watched
+ * (holds taken by another process, the CLI, are then seen this late).
+ */
 const POLL_MS = 5_000;
+const SCHEDULE_JOB = 'hold expiry';
 
 const isLive = (h: HoldRecord, now: number) => Date.parse(h.expiresAt) > now;
 
@@ -38,20 +44,28 @@ export interface HoldsOptions {
   planChange: PlanChangeService;
   backend: PowerBackend;
   log: Logger;
+  /** Where the restore journal lives: watched, so a hold taken by another process is seen at once. */
+  store: Store;
+  /** The service's one timer (shared with the desired-state checks). */
+  schedule: Schedule;
 }
 
 export class HoldsService {
   private readonly pc: PlanChangeService;
   private readonly backend: PowerBackend;
   private readonly log: Logger;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly store: Store;
+  private readonly timers: Schedule;
   private generation = 0;
   private running = false;
+  private unwatch: (() => void) | undefined;
 
   constructor(o: HoldsOptions) {
     this.pc = o.planChange;
     this.backend = o.backend;
     this.log = o.log;
+    this.store = o.store;
+    this.timers = o.schedule;
   }
 
   /** The holds in force now, without changing anything (for read-only answers and dry runs). */
@@ -289,18 +303,22 @@ export class HoldsService {
   }
 
   /**
-   * The expiry timer of a running server: sleeps until the next expiry (at most POLL_MS, to notice
-   * holds taken by another process), then settles. Unref'd.
+   * The expiry timer of a running server: wakes at the next expiry (or to retry a failing restore),
+   * and not at all while nothing is held or owed. A change of the restore journal (a hold taken by
+   * a CLI run) reschedules at once; only a state directory that cannot be watched is polled.
    */
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.unwatch = this.store.watch([JOURNAL], () => this.kick());
     void this.schedule();
   }
 
   stop(): void {
     this.running = false;
-    clearTimeout(this.timer);
+    this.unwatch?.();
+    this.unwatch = undefined;
+    this.timers.clear(SCHEDULE_JOB);
   }
 
   /** Wakes the timer after a change, so a short hold ends on time. */
@@ -310,20 +328,20 @@ export class HoldsService {
 
   private async schedule(): Promise<void> {
     const mine = ++this.generation;
-    clearTimeout(this.timer);
-    let delay = POLL_MS;
+    const now = Date.now();
+    let at = this.unwatch ? Number.POSITIVE_INFINITY : now + POLL_MS;
     try {
       const j = await this.pc.journal();
-      const now = Date.now();
       // A failing restore is retried at the poll pace, not in a tight loop.
-      if (due(j, now) && !j?.restoreError) delay = 0;
-      for (const h of j?.holds ?? []) delay = Math.min(delay, Date.parse(h.expiresAt) - now);
+      if (due(j, now)) at = Math.min(at, j?.restoreError ? now + POLL_MS : now);
+      for (const h of j?.holds ?? []) at = Math.min(at, Date.parse(h.expiresAt));
     } catch (e) {
       this.log.warn('reading the restore journal failed', { error: errorMessage(e) });
+      at = Math.min(at, now + POLL_MS);
     }
     if (!this.running || mine !== this.generation) return;
-    this.timer = setTimeout(() => void this.tick(), Math.max(delay, 20));
-    this.timer.unref();
+    if (at === Number.POSITIVE_INFINITY) this.timers.clear(SCHEDULE_JOB);
+    else this.timers.set(SCHEDULE_JOB, Math.max(at, now + 20), () => void this.tick());
   }
 
   private async tick(): Promise<void> {

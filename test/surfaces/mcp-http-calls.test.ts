@@ -4,7 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { localCaller } from '../../src/domain/scopes.ts';
+import { operations as registry } from '../../src/operations/index.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
+import { mcpFactory } from '../../src/surfaces/mcp/server.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 
 const headers = {
@@ -79,5 +82,56 @@ describe('MCP tool calls over HTTP', () => {
     const res = await app.request('/mcp', { method: 'POST', headers, body: '{nope' });
     assert.equal(res.status, 400);
     assert.equal(((await res.json()) as { error: { code: number } }).error.code, -32700);
+  });
+
+  it('a plain tool list answers what the SDK path answers, from the one serialized list', async () => {
+    const list = (id: number, meta?: object) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/list',
+      ...(meta ? { params: { _meta: meta } } : {}),
+    });
+    const plain = await post(list(3));
+    assert.equal(plain.status, 200);
+    assert.match(plain.type, /application\/json/);
+    const viaSdk = await post(list(3, { progressToken: 'p' }));
+    assert.match(viaSdk.type, /text\/event-stream/);
+    assert.deepEqual(plain.json, viaSdk.json);
+    assert.ok(plain.json.result.tools.some((x: { name: string }) => x.name === 'get_active_power_plan'));
+    const badVersion = await post(list(4), { 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(badVersion.status, 400, 'the plain path keeps the transport checks');
+  });
+});
+
+describe('the MCP catalog', () => {
+  it('is built once per service, whatever the number of servers, lists and calls', async () => {
+    const t = await testDeps();
+    try {
+      // Every read of an operation's description is counted: building the catalog reads each once.
+      let reads = 0;
+      const operations = registry.map((op) => {
+        const counted = Object.create(op) as typeof op;
+        Object.defineProperty(counted, 'description', {
+          get: () => {
+            reads++;
+            return op.description;
+          },
+        });
+        return counted;
+      });
+      const kit = mcpFactory(t.deps, { operations });
+      const first = kit.toolListJson();
+      const afterBuild = reads;
+      assert.ok(afterBuild >= operations.length, 'the catalog was not built from the operations');
+      const extra = { signal: new AbortController().signal, sendNotification: async () => {} };
+      for (let i = 0; i < 20; i++) {
+        kit.server(localCaller);
+        assert.equal(kit.toolListJson(), first);
+        await kit.callTool(localCaller, 'get_active_power_plan', {}, extra);
+      }
+      assert.equal(reads, afterBuild, 'the catalog was built again for a later server, list or call');
+    } finally {
+      await t.cleanup();
+    }
   });
 });

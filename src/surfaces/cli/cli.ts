@@ -4,13 +4,14 @@
  * openapi, ...). Human output by default, exactly the REST JSON with --json.
  * Exit codes: 0 success, 1 the operation failed (including invalid values), 2 usage error.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, configHelp, configVariables, loadConfig } from '../../config.ts';
 import { buildDeps, type Deps } from '../../deps.ts';
-import { PowerPlanError } from '../../domain/errors.ts';
+import { PowerPlanError, startupError } from '../../domain/errors.ts';
 import { localCaller } from '../../domain/scopes.ts';
 import { type LinkedSignal, linkedSignal } from '../../lib/signal.ts';
+import { describeStateAccess, stateAccessProblem } from '../../lib/state-access.ts';
 import { guardStatePermissions } from '../../lib/windows-acl.ts';
 import type { Operation } from '../../operations/define.ts';
 import { operations } from '../../operations/index.ts';
@@ -289,6 +290,9 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
         mkdir: (path) => mkdirSync(path, { recursive: true, mode: 0o700 }),
       });
     }
+    // A state directory written by another user stops every command here, once, saying what to do.
+    const access = deps || !existsSync(c.stateDir) ? undefined : stateAccessProblem(c.stateDir);
+    if (access) throw startupError(describeStateAccess(c.stateDir, access));
     // A one-shot command reports through its output and exit code; its log shows only warnings
     // unless a level was asked for.
     const asked = io.env.POWERPLAN_LOG_LEVEL !== undefined || typeof values['log-level'] === 'string';

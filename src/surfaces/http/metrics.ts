@@ -7,7 +7,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Deps } from '../../deps.ts';
 import type { Recommendation } from '../../domain/advice.ts';
 import type { BenchmarkResult } from '../../domain/benchmark.ts';
@@ -16,6 +16,7 @@ import type { AcDc, ActivePlan, DesiredSummary } from '../../domain/schemas.ts';
 import { type Caller, localCaller, requireScope } from '../../domain/scopes.ts';
 import { AuditChangeCounter } from '../../lib/audit-log.ts';
 import { advise } from '../../services/recommendation.ts';
+import { type ProcessMetrics, registerProcessMetrics } from './process-metrics.ts';
 
 /** What one scrape reads; every gauge's collect() shares it. */
 interface Snapshot {
@@ -67,11 +68,14 @@ export interface Metrics {
   middleware: MiddlewareHandler;
   /** GET /metrics: the read scope, like the read operations. */
   handler: (c: Context) => Promise<Response>;
+  /** The process metrics, with the event-loop delay monitor that runs only while scraped. */
+  process: ProcessMetrics;
 }
 
 export const createMetrics = (deps: Deps): Metrics => {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const processMetrics = registerProcessMetrics(registry);
+  deps.shutdown.signal.addEventListener('abort', () => processMetrics.stop(), { once: true });
   dropMisnamedDefaults(registry);
 
   const audit = new AuditChangeCounter(deps.store.audit.files());
@@ -393,9 +397,10 @@ export const createMetrics = (deps: Deps): Metrics => {
     const caller = c.get('caller') as Caller;
     requireScope(caller, 'read', 'GET /metrics');
     scrape = read();
+    processMetrics.scraped();
     const body = await registry.metrics();
     return c.body(body, 200, { 'content-type': registry.contentType });
   };
 
-  return { registry, middleware, handler };
+  return { registry, middleware, handler, process: processMetrics };
 };

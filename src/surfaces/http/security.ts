@@ -9,7 +9,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import type { Config } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
-import { PowerPlanError } from '../../domain/errors.ts';
+import { PowerPlanError, startupError } from '../../domain/errors.ts';
 import { TokenVerifier } from '../../lib/tokens.ts';
 import { isLoopbackAddress } from './auth.ts';
 
@@ -21,10 +21,6 @@ export const SERVER_TIMEOUTS = { headersTimeout: 15_000, requestTimeout: 30_000 
 
 const configError = (variable: string, message: string) =>
   new PowerPlanError('invalid_input', `Invalid configuration:\n  ${variable}: ${message}`);
-
-/** A reason the server cannot start that is no configuration value's fault alone: one line, exit 2. */
-export const startupError = (message: string, cause?: unknown) =>
-  new PowerPlanError('invalid_input', `cannot start: ${message}`, { startup: true }, { cause });
 
 /** Why listening on host:port failed, in words, with what to do about it. */
 export const listenFailure = (e: NodeJS.ErrnoException, host: string, port: number) => {

@@ -3,7 +3,8 @@
  * middleware left on the context. The app's front-door guard (Host, Origin, content type) runs
  * before it, as for every other route. The SDK and the tool catalog are loaded on the first MCP
  * request and kept (so the REST server and the CLI start without them); a request then costs a
- * small MCP server and transport, and a plain tool call not even those.
+ * small MCP server and transport, and a plain tool call or tool list not even those: the tool list
+ * (130 KB) is answered from one copy serialized once.
  */
 import type { Context } from 'hono';
 import type { Deps } from '../../deps.ts';
@@ -26,23 +27,20 @@ type ToolCall = {
   params: { name: string; arguments?: object };
 };
 
-/**
- * A single `tools/call` without a progress token, in headers the transport would accept: answered
- * directly as one JSON body through the same tool call as the SDK's handler. Everything else
- * (initialize, lists, prompts, batches, progress, unusual headers) goes through the SDK's transport.
- */
-const plainToolCall = (c: McpContext, body: unknown, versions: readonly string[]): body is ToolCall => {
-  const m = body as Partial<ToolCall> & { params?: { _meta?: unknown; arguments?: unknown } };
+type ToolList = { jsonrpc: '2.0'; id: string | number; method: 'tools/list'; params?: object };
+
+/** A single JSON-RPC request of `method`, with an id and without `_meta`, in headers the transport would accept. */
+const plainRequest = (c: McpContext, body: unknown, versions: readonly string[], method: string): boolean => {
+  const m = body as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown } | null;
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return false;
-  if (m.jsonrpc !== '2.0' || m.method !== 'tools/call') return false;
+  if (m.jsonrpc !== '2.0' || m.method !== method) return false;
   if (!(typeof m.id === 'string' || (typeof m.id === 'number' && Number.isInteger(m.id)))) return false;
-  const p = m.params;
-  if (!p || typeof p !== 'object' || typeof p.name !== 'string' || p._meta !== undefined) return false;
   if (
-    p.arguments !== undefined &&
-    (p.arguments === null || typeof p.arguments !== 'object' || Array.isArray(p.arguments))
+    m.params !== undefined &&
+    (m.params === null || typeof m.params !== 'object' || Array.isArray(m.params))
   )
     return false;
+  if ((m.params as { _meta?: unknown } | undefined)?._meta !== undefined) return false;
   const accept = c.req.header('accept') ?? '';
   const version = c.req.header('mcp-protocol-version');
   return (
@@ -52,6 +50,27 @@ const plainToolCall = (c: McpContext, body: unknown, versions: readonly string[]
     (version === undefined || versions.includes(version))
   );
 };
+
+/**
+ * A single `tools/call` without a progress token: answered directly as one JSON body through the
+ * same tool call as the SDK's handler. Everything else (initialize, prompts, batches, progress,
+ * unusual headers) goes through the SDK's transport.
+ */
+const plainToolCall = (c: McpContext, body: unknown, versions: readonly string[]): body is ToolCall => {
+  if (!plainRequest(c, body, versions, 'tools/call')) return false;
+  const p = (body as { params?: { name?: unknown; arguments?: unknown } }).params;
+  return (
+    p !== undefined &&
+    typeof p.name === 'string' &&
+    (p.arguments === undefined ||
+      (p.arguments !== null && typeof p.arguments === 'object' && !Array.isArray(p.arguments)))
+  );
+};
+
+/** A single `tools/list` of the first (only) page: answered from the list serialized once. */
+const plainToolList = (c: McpContext, body: unknown, versions: readonly string[]): body is ToolList =>
+  plainRequest(c, body, versions, 'tools/list') &&
+  (body as { params?: { cursor?: unknown } }).params?.cursor === undefined;
 
 const wantsProgress = (body: unknown): boolean =>
   (Array.isArray(body) ? body : [body]).some(
@@ -105,6 +124,10 @@ export const mcpHandler = (deps: Deps) => {
       });
       return c.json({ result, jsonrpc: '2.0', id: body.id });
     }
+    if (plainToolList(c, body, versions))
+      return c.body(`{"result":${kit.toolListJson()},"jsonrpc":"2.0","id":${JSON.stringify(body.id)}}`, 200, {
+        'content-type': 'application/json',
+      });
     const server = kit.server(c.get('caller'));
     // An answer without progress is one JSON body; only a request that asked for progress (a
     // progress token) gets an event stream to carry the notifications.

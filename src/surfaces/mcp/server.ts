@@ -142,11 +142,17 @@ const statusResource = {
 export interface McpKit {
   server: (caller: Caller) => Server;
   callTool: (caller: Caller, name: string, args: unknown, extra: RequestExtra) => Promise<CallToolResult>;
+  /**
+   * The `tools/list` result (`{"tools":[...]}`) as JSON, serialized once: the list does not depend
+   * on the caller (scopes decide what a call may do, not what is listed), and it is large.
+   */
+  toolListJson: () => string;
 }
 
 /** Builds the catalog once (on first use) for every server and call of this service. */
 export const mcpFactory = (deps: Deps, options: McpServerOptions = {}): McpKit => {
   let built: Catalog | undefined;
+  let toolList: string | undefined;
   const catalog = () => {
     built ??= buildCatalog(options.operations ?? registry);
     return built;
@@ -154,6 +160,10 @@ export const mcpFactory = (deps: Deps, options: McpServerOptions = {}): McpKit =
   return {
     server: (caller) => serverFor(deps, caller, catalog()),
     callTool: (caller, name, args, extra) => callTool(deps, caller, catalog(), name, args, extra),
+    toolListJson: () => {
+      toolList ??= JSON.stringify({ tools: catalog().tools });
+      return toolList;
+    },
   };
 };
 
