@@ -65,7 +65,7 @@ describe('plan lock across processes', () => {
       );
       const r = await runCli(['set', 'high-performance'], t.env);
       assert.equal(r.code, 1);
-      assert.match(r.stderr, /being changed by compare_power_plans/);
+      assert.match(r.stderr, /being changed by powerplan compare/);
       const active = JSON.parse((await runCli(['active', '--json'], t.env)).stdout);
       assert.equal(active.plan.kind, 'balanced');
     } finally {
