@@ -22,9 +22,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import * as esbuild from 'esbuild';
 import yazl from 'yazl';
-import { buildSea } from './windows/sea.mjs';
+import { buildSea, bundleSeaMain, seaAssets, thirdPartyNotices } from './windows/sea.mjs';
 import { PINNED, pinned, sha256 } from './windows/toolchain.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -46,24 +45,9 @@ const put = (from, to) => {
   copyFileSync(from, join(stage, to));
 };
 
-// 1. The bundle: deploy/sea/sea-main.ts with every package inside (a single executable loads no
-//    node_modules), CommonJS for the SEA loader.
+// 1. The bundle (every package inside).
 const bundle = join(outDir, 'powerplan-sea.cjs');
-const built = await esbuild.build({
-  absWorkingDir: root,
-  entryPoints: ['deploy/sea/sea-main.ts'],
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node22',
-  outfile: bundle,
-  metafile: true,
-  legalComments: 'none',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: 'warning',
-  logOverride: { 'empty-import-meta': 'silent' },
-});
+const packages = await bundleSeaMain(root, bundle, 'node22');
 
 // 2. powerplan.exe: the blob made by the same node.exe it goes into.
 await buildSea({ nodeExe: pinned('nodeWin'), mainScript: bundle, out: join(stage, 'powerplan.exe') });
@@ -78,36 +62,15 @@ put(join(root, 'deploy/windows/powerplan-service.xml'), 'powerplan-service.xml')
 put(join(root, 'deploy/windows/install.ps1'), 'install.ps1');
 
 // 4. Files read beside the executable: the status page and the four swagger-ui-dist files of /docs.
-const pageDir = join(root, 'src/surfaces/http/page');
-for (const f of readdirSync(pageDir)) put(join(pageDir, f), `page/${f}`);
-for (const f of ['absolute-path.js', 'package.json', 'swagger-ui.css', 'swagger-ui-bundle.js']) {
-  put(join(root, 'node_modules/swagger-ui-dist', f), `node_modules/swagger-ui-dist/${f}`);
-}
+for (const [from, to] of seaAssets(root)) put(from, to);
 
 // 5. Licences: powerplan's, Node.js's, WinSW's, and each package bundled into powerplan.exe.
 put(join(root, 'LICENSE'), 'LICENSE');
 put(pinned('nodeLicense'), 'licenses/node.js.txt');
 put(join(root, 'deploy/windows/WinSW-LICENSE.txt'), 'licenses/winsw.txt');
-const packages = new Map();
-for (const input of [...Object.keys(built.metafile.inputs), 'node_modules/swagger-ui-dist/package.json']) {
-  const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input.split(sep).join('/'));
-  if (m) packages.set(m[1], true);
-}
-const notices = [];
-for (const dir of [...packages.keys()].sort()) {
-  const pkg = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
-  const licenseFile = readdirSync(join(root, dir)).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
-  notices.push(
-    `${pkg.name} ${pkg.version} (${pkg.license ?? 'see below'})\n\n${
-      licenseFile
-        ? readFileSync(join(root, dir, licenseFile), 'utf8').trim()
-        : '(no licence file in the package)'
-    }\n`,
-  );
-}
 writeFileSync(
   join(stage, 'licenses/THIRD-PARTY-NOTICES.txt'),
-  `Packages bundled into powerplan.exe, and swagger-ui-dist beside it:\n\n${notices.join(`\n${'-'.repeat(72)}\n\n`)}`,
+  thirdPartyNotices(root, packages, 'Packages bundled into powerplan.exe, and swagger-ui-dist beside it:'),
 );
 writeFileSync(
   join(stage, 'licenses/SOURCES.txt'),
