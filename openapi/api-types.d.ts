@@ -53,12 +53,12 @@ export interface paths {
         };
         /**
          * Active power plan
-         * @description Returns the plan in force with its effective processor settings (minimum/maximum processor state, boost, energy performance preference on Windows; governor, driver, EPP, turbo, platform profile on Linux; null where not exposed), who owns the setting (powercfg, group policy, tuned, power-profiles-daemon, sysfs, firmware) and whether this service can change it, with the reason when it cannot. Warns when a damaged restore journal was kept aside (a restore may be pending). Read-only and cheap.
+         * @description Returns the plan in force with its effective processor settings (minimum/maximum processor state, boost, energy performance preference on Windows; governor, driver, EPP, turbo, platform profile on Linux; null where not exposed), who owns the setting (powercfg, group policy, tuned, power-profiles-daemon, sysfs, firmware) and whether this service can change it, with the reason when it cannot; the idle states (Linux cpuidle states with exit latency, residency and share of idle time, PM QoS limits; Windows idle settings), who controls the processor (OS, firmware, hypervisor, with the evidence: Windows events 55/37, Linux bios_limit / intel_pstate), and the read-back of the last switch (settings that did not take effect). An edited built-in plan is marked `edited` with its differences. Warns when a damaged restore journal was kept aside (a restore may be pending). Read-only and cheap.
          */
         get: operations["get_active_power_plan"];
         /**
          * Set the active power plan
-         * @description Makes a plan active. Accepts a plan id, a kind alias such as high-performance, a powercfg alias or an exact name, and always answers with the resolved id. Try it with dryRun: true first: that says what would change and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches nothing. Changes are audited and serialized with other plan changes. With create: true, a missing Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change is refused with a conflict unless force: true, which ends them.
+         * @description Makes a plan active. Accepts a plan id, a kind alias such as high-performance, a powercfg alias or an exact name, and always answers with the resolved id. Try it with dryRun: true first: that says what would change and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches nothing. Changes are audited and serialized with other plan changes. With create: true, a missing Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change is refused with a conflict unless force: true, which ends them. After the switch the settings that matter are read back (Windows: the processor and idle settings and any group policy pinning one of them; Linux: governor, EPP, platform profile, `tuned-adm verify`): `effective.mismatches` lists what did not take effect, with the probable cause, and each mismatch adds a warning.
          */
         put: operations["set_power_plan"];
         post?: never;
@@ -386,6 +386,12 @@ export interface components {
             warnings?: string[];
             /** @description Present when a desired plan is set (see get_desired_state). */
             desired?: components["schemas"]["DesiredSummary"];
+            /** @description The idle states (C-states) and their wake-up cost; absent where the backend cannot read them. */
+            idle?: components["schemas"]["IdleStates"];
+            /** @description Who controls the processor (OS, firmware, hypervisor) and why. */
+            control?: components["schemas"]["Control"];
+            /** @description The read-back after this service last switched to the plan in force: what did not take effect (absent when it did not switch to it). */
+            effective?: components["schemas"]["Effective"];
         };
         /** @description One exact way to apply the advice. */
         AdviceAction: {
@@ -480,6 +486,8 @@ export interface components {
             result: "changed" | "failed" | "restored" | "created" | "detected";
             /** @description Why it failed (result `failed`). */
             error?: string;
+            /** @description Settings read back after the switch that are not as the plan asks (the change did not fully take effect). */
+            mismatches?: components["schemas"]["Mismatch"][];
         };
         /**
          * @description Which power backend answers.
@@ -556,12 +564,27 @@ export interface components {
             /** @description Newest first. */
             benchmarks: components["schemas"]["BenchmarkSummary"][];
         };
+        /** @description Median, tail and worst case of one measured quantity. */
+        BenchmarkPercentiles: {
+            /** @description Unit of p50, p99 and max, e.g. us or ratio. */
+            unit: string;
+            /** @description Number of samples. */
+            n: number;
+            /** @description Median. */
+            p50: number;
+            /** @description 99th percentile (linear interpolation): the slow tail a busy server feels. */
+            p99: number;
+            /** @description Largest sample. */
+            max: number;
+        };
         /** @description The figures of each phase, in the order they ran. */
         BenchmarkPhases: {
             calibration: components["schemas"]["BenchmarkCalibration"];
             warmBaseline: components["schemas"]["BenchmarkWarmBaseline"];
             /** @description One entry per idle gap, shortest first. */
             burstsAfterIdle: components["schemas"]["BenchmarkIdleGap"][];
+            /** @description The wake-up probe (absent in results of earlier versions). */
+            wakeUp?: components["schemas"]["BenchmarkWakeUp"];
             sustainedSingle: components["schemas"]["BenchmarkSustainedSingle"];
             sustainedAllCore: components["schemas"]["BenchmarkSustainedAllCore"];
         };
@@ -638,6 +661,10 @@ export interface components {
             burstPenaltyPercent: number;
             /** @description True when any phase was flagged noisy. */
             noisy: boolean;
+            /** @description Median wake-up cost per request over the 0.1-10 ms gaps (us): overshoot plus first-unit slowdown. */
+            wakeUpUs?: number;
+            /** @description Both halves in one line: "wake-up: +X us per request; ramp: +Y% for Z ms". */
+            headline?: string;
         };
         /** @description Sustained throughput of all threads at once. */
         BenchmarkSustainedAllCore: {
@@ -668,6 +695,28 @@ export interface components {
             slices: components["schemas"]["BenchmarkStats"];
             /** @description True when the spread of this phase is too wide to trust; advice must not rest on it. */
             noisy: boolean;
+        };
+        /** @description The wake-up probe after one idle gap. */
+        BenchmarkWakeGap: {
+            /** @description How long the thread slept in the kernel before waking (us). */
+            gapUs: number;
+            /** @description Timer overshoot: how much later than asked the sleeping thread ran again (us); idle-state exit latency, timer slack and scheduling show here. */
+            overshootUs: components["schemas"]["BenchmarkPercentiles"];
+            /** @description Time of the first small unit of work after waking (us). */
+            firstUnitUs: components["schemas"]["BenchmarkPercentiles"];
+            /** @description That time divided by the warm median of the same unit (ratio; 1 = as fast as warm): cold caches and a lowered clock. */
+            firstUnitSlowdown: components["schemas"]["BenchmarkPercentiles"];
+            /** @description What one request pays after this gap: overshoot plus the extra time of the first unit over warm (us). */
+            costUs: components["schemas"]["BenchmarkPercentiles"];
+        };
+        /** @description The other half of what a plan costs: how late a sleeping thread wakes and how slow its first work runs, after gaps of 0.1-10 ms (idle states, not the clock ramp). */
+        BenchmarkWakeUp: {
+            /** @description Warm median of the small unit the probe times after each wake-up (us). */
+            unitUs: components["schemas"]["BenchmarkFigure"];
+            /** @description Samples per gap (the gaps are interleaved round by round). */
+            rounds: number;
+            /** @description One entry per idle gap, shortest first (0.1 to 10 ms). */
+            gaps: components["schemas"]["BenchmarkWakeGap"][];
         };
         /** @description The best this core does now: bursts timed back to back after a warm-up spin. */
         BenchmarkWarmBaseline: {
@@ -775,6 +824,31 @@ export interface components {
          * @enum {string}
          */
         Confidence: "high" | "medium" | "low";
+        /** @description Who controls the processor: OS, firmware or hypervisor, with the evidence. */
+        Control: {
+            /**
+             * @description Who decides the processor clock and idle states: the OS (a plan change works), the firmware, or the hypervisor.
+             * @enum {string}
+             */
+            decidedBy: "os" | "firmware" | "hypervisor" | "unknown";
+            /** @description True when the OS can change the clock here; false when nothing here can; null when unknown. */
+            clockControl: boolean | null;
+            /** @description True when the OS can choose among several idle states; false with one state or none. */
+            idleControl: boolean | null;
+            /** @description The facts the decision rests on, never a guess. */
+            evidence: components["schemas"]["ControlEvidence"][];
+            /** @description Windows: the latest event 55 per processor group. */
+            processorGroups?: components["schemas"]["ProcessorGroupCapabilities"][];
+            /** @description Windows: event 37 reports that firmware limited the speed. */
+            firmwareLimits?: components["schemas"]["FirmwareLimit"][];
+        };
+        ControlEvidence: {
+            /** @description Where the fact was read, e.g. `event 55`, `cpufreq/bios_limit`, `intel_pstate/status`. */
+            source: string;
+            value: string | number | boolean | null;
+            /** @description What the fact means, in one sentence. */
+            text: string;
+        };
         /** @description The desired plan, the plan in force and the drift counters. */
         DesiredState: {
             /** @description The desired plan: its id, or the configured text when it matches no plan; null when none is set. */
@@ -824,6 +898,17 @@ export interface components {
             /** @description True when the service sets the desired plan back on drift. */
             enforce: boolean;
         };
+        /** @description Requested versus effective: the settings read back after a switch, and what did not take effect. */
+        Effective: {
+            /** @description False when this system offers no way to read the settings back. */
+            checked: boolean;
+            /** @description True when every checked setting is as the plan asks. */
+            matches: boolean;
+            /** @description The settings that were read back. */
+            settings: string[];
+            /** @description The settings that are not as the plan asks; empty when it took effect. */
+            mismatches: components["schemas"]["Mismatch"][];
+        };
         /** @description The gain a change should bring, as measured on this machine. */
         ExpectedGain: {
             /**
@@ -841,6 +926,15 @@ export interface components {
             from: string;
             /** @description The estimate in words. */
             text: string;
+        };
+        /** @description Windows Kernel-Processor-Power event 37: the processor speed is being limited by system firmware. */
+        FirmwareLimit: {
+            group: number;
+            processor: number;
+            /** @description ISO 8601 time of the event. */
+            time: string | null;
+            /** @description How long the processor ran limited since the last report (s). */
+            seconds: number | null;
         };
         /** @description Why one host has no answer (its problem title and detail). */
         FleetError: {
@@ -917,6 +1011,12 @@ export interface components {
                 /** @description The kind of the recommended plan. */
                 kind: components["schemas"]["PlanKind"] | null;
             } | null;
+            /** @description True when the plan in force is a built-in plan whose key settings were edited; null when unknown. */
+            edited?: boolean | null;
+            /** @description Settings that did not take effect at the agent's last switch (0: it took effect); null when not checked. */
+            mismatches?: number | null;
+            /** @description Who decides the processor clock and idle states there. */
+            controlledBy?: ("os" | "firmware" | "hypervisor" | "unknown") | null;
             /** @description Present when status is not ok. */
             error?: components["schemas"]["FleetError"];
         };
@@ -1025,11 +1125,67 @@ export interface components {
             restorePlanId: string;
             warnings?: string[];
         };
+        /** @description One processor idle state (C-state). */
+        IdleState: {
+            /** @description Position of the state, shallowest first (Linux state<N>). */
+            index: number;
+            /** @description The state as the driver names it, e.g. POLL, C1, C1E, C6, `haltpoll idle`. */
+            name: string;
+            /** @description The driver's description, e.g. "MWAIT 0x20". */
+            description: string | null;
+            /** @description Published worst-case time to wake from this state (us): what a request waits. */
+            exitLatencyUs: number | null;
+            /** @description Minimum idle time (us) for this state to save energy; the governor picks it only for longer gaps. */
+            targetResidencyUs: number | null;
+            /** @description True when this state is disabled (on every CPU; see `disabledOnCpus` for some). */
+            disabled: boolean;
+            /** @description CPUs on which this state is disabled, when only some are. */
+            disabledOnCpus?: number[];
+            /** @description Times the state was entered, summed over CPUs, since boot. */
+            usage: number | null;
+            /** @description Time spent in the state (us), summed over CPUs, since boot. */
+            timeUs: number | null;
+            /** @description Share of all idle time spent in this state (0..1), from the time counters. */
+            timeShare: number | null;
+        };
+        /** @description How deep idle cores sleep and what waking them costs: the second half of what a power plan costs, next to the clock. */
+        IdleStates: {
+            /**
+             * @description Where the facts come from: Linux cpuidle in sysfs, Windows powercfg, the simulation, or nothing.
+             * @enum {string}
+             */
+            source: "cpuidle" | "powercfg" | "simulated" | "none";
+            /** @description cpuidle driver (Linux), e.g. intel_idle, acpi_idle, haltpoll. */
+            driver: string | null;
+            /** @description cpuidle governor (Linux), e.g. menu, teo, ladder, haltpoll. */
+            governor: string | null;
+            /** @description CPUs whose idle states were read (0 on Windows). */
+            cpus: number;
+            /** @description The idle states, shallowest first; empty when none are exposed. */
+            states: components["schemas"]["IdleState"][];
+            /** @description The deepest state that is neither disabled nor forbidden by a PM QoS limit: its exit latency is the wake-up cost. */
+            deepestEnabled: components["schemas"]["IdleState"] | null;
+            /** @description Linux PM QoS limits; null on other systems. */
+            pmQos: components["schemas"]["PmQos"] | null;
+            /** @description Windows idle settings; null on other systems. */
+            windows: components["schemas"]["WindowsIdleSettings"] | null;
+        };
         /**
          * @description How `kind` was decided: a well-known plan id, the Windows scheme personality setting, the processor settings, the profile/governor name, or nothing better than `custom`.
          * @enum {string}
          */
         KindSource: "well-known-id" | "personality" | "settings" | "profile-name" | "default";
+        /** @description A setting the switch asked for that is not in force. */
+        Mismatch: {
+            /** @description The setting that did not take effect, e.g. `minStatePercent.ac`, `governor`. */
+            setting: string;
+            /** @description What the plan asks for. */
+            wanted: number | string | boolean | null;
+            /** @description What is in force. */
+            got: number | string | boolean | null;
+            /** @description The probable cause, and what to do about it. */
+            cause: string;
+        };
         /** @description Something the caller should know about this answer. */
         Note: {
             code: components["schemas"]["NoteCode"];
@@ -1060,6 +1216,10 @@ export interface components {
             builtin: boolean;
             /** @description What the plan is for, when the system says so. */
             description?: string;
+            /** @description Built-in plans only: true when a key setting differs from the stock plan (see `differences`), so the plan is not what its id promises. */
+            edited?: boolean;
+            /** @description The key settings of an edited built-in plan that differ from their stock values. */
+            differences?: components["schemas"]["SettingDifference"][];
         };
         /**
          * @description What the plan does, independent of its (possibly localized) name.
@@ -1071,6 +1231,15 @@ export interface components {
             /** @description Id of the plan in force, null when none is exposed. */
             activePlanId: string | null;
             plans: components["schemas"]["Plan"][];
+        };
+        /** @description Linux PM QoS limits on wake-up latency, which forbid deeper idle states. */
+        PmQos: {
+            /** @description The system-wide latency limit from /dev/cpu_dma_latency (us); 2000000000 is the kernel default (no limit); null when unreadable. */
+            cpuDmaLatencyUs: number | null;
+            /** @description The strictest per-CPU pm_qos_resume_latency_us (us); 0 means no limit; null when not exposed. */
+            resumeLatencyUs: number | null;
+            /** @description True when a limit forbids some idle state (a process holds /dev/cpu_dma_latency, e.g. tuned). */
+            limited: boolean;
         };
         /** @enum {string} */
         PowerSource: "ac" | "battery" | "unknown";
@@ -1088,6 +1257,25 @@ export interface components {
             details?: {
                 [key: string]: unknown;
             };
+        };
+        /** @description Windows Kernel-Processor-Power event 55: the power management capabilities the firmware gives the OS. */
+        ProcessorGroupCapabilities: {
+            /** @description Processor group. */
+            group: number;
+            /** @description The processor the latest event 55 of this group was about. */
+            processor: number;
+            /** @description ISO 8601 time of the event. */
+            time: string | null;
+            /** @description Idle states the firmware exposes. */
+            idleStateCount: number | null;
+            /** @description Idle state type code (1: ACPI C-states, ...). */
+            idleImplementation: number | null;
+            /** @description Performance control type code (0: none, i.e. the OS cannot change the clock). */
+            performanceImplementation: number | null;
+            nominalFrequencyMHz: number | null;
+            maximumPerformancePercent: number | null;
+            minimumPerformancePercent: number | null;
+            minimumThrottlePercent: number | null;
         };
         /** @description The effective processor power settings of the active plan; `null` where this system does not expose a setting. */
         ProcessorSettings: {
@@ -1195,6 +1383,17 @@ export interface components {
             before: components["schemas"]["Plan"];
             after: components["schemas"]["Plan"];
             warnings?: string[];
+            /** @description The settings read back after the switch; a mismatch also adds a warning. Absent for a dry run or no change. */
+            effective?: components["schemas"]["Effective"];
+        };
+        /** @description A key setting of a built-in plan that differs from its stock value. */
+        SettingDifference: {
+            /** @description The setting, e.g. `minStatePercent.ac`, `idleDisable.ac`. */
+            setting: string;
+            /** @description Its value in the stock plan. */
+            stock: number | string | boolean | null;
+            /** @description Its value in this plan. */
+            value: number | string | boolean | null;
         };
         SystemInfo: {
             hostname: string;
@@ -1223,6 +1422,17 @@ export interface components {
             detected: boolean;
             /** @description The hypervisor or container type when known, e.g. kvm, vmware, microsoft, xen, docker. */
             kind: string | null;
+        };
+        /** @description The active plan's processor idle settings (Windows). */
+        WindowsIdleSettings: {
+            /** @description Processor idle disable (IDLEDISABLE: 0 idle enabled, 1 idle disabled). */
+            idleDisable: components["schemas"]["AcDc"] | null;
+            /** @description Deepest idle state allowed (IDLESTATEMAX; 0 = no limit). Hidden on most builds. */
+            idleStateMaximum: components["schemas"]["AcDc"] | null;
+            /** @description Busy % below which a deeper idle state is chosen (IDLEPROMOTE). */
+            promoteThreshold: components["schemas"]["AcDc"] | null;
+            /** @description Busy % above which a shallower idle state is chosen (IDLEDEMOTE). */
+            demoteThreshold: components["schemas"]["AcDc"] | null;
         };
         /**
          * @description What the machine is for: `database` (default: latency-sensitive OLTP plus maintenance such as index rebuilds and restores), `batch` (long CPU-bound jobs), `latency` (every millisecond of response time counts), `energy-saving` (power and heat matter more than speed).

@@ -88,6 +88,7 @@ try {
     POWERPLAN_POWERCFG: standins.powercfg,
     POWERPLAN_REG: standins.reg,
     POWERPLAN_ICACLS: standins.icacls,
+    POWERPLAN_WEVTUTIL: standins.wevtutil,
   };
   if (want('unit')) {
     console.log(

@@ -24,6 +24,10 @@ const defaultIcacls = (env: NodeJS.ProcessEnv): string =>
 const defaultReg = (env: NodeJS.ProcessEnv): string =>
   join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'reg.exe');
 
+/** wevtutil.exe, for the Kernel-Processor-Power events (who controls the processor). */
+const defaultWevtutil = (env: NodeJS.ProcessEnv): string =>
+  join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'wevtutil.exe');
+
 /** A boolean variable: true/false, 1/0, yes/no. */
 export const boolVar = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -63,6 +67,7 @@ export const ConfigSchema = z.object({
   stateDir: z.string().min(1),
   powercfg: z.string().min(1),
   reg: z.string().min(1),
+  wevtutil: z.string().min(1),
   codepage: z.coerce.number().int().positive().optional(),
   sysfsRoot: z.string().min(1).default('/sys'),
   procfsRoot: z.string().min(1).default('/proc'),
@@ -105,6 +110,7 @@ const variables: Record<keyof Config, string> = {
   stateDir: 'POWERPLAN_STATE_DIR',
   powercfg: 'POWERPLAN_POWERCFG',
   reg: 'POWERPLAN_REG',
+  wevtutil: 'POWERPLAN_WEVTUTIL',
   codepage: 'POWERPLAN_CODEPAGE',
   sysfsRoot: 'POWERPLAN_SYSFS_ROOT',
   procfsRoot: 'POWERPLAN_PROCFS_ROOT',
@@ -140,6 +146,7 @@ export const configHelp: Record<keyof Config, string> = {
     'audit log, benchmark history, holds, journals (default /var/lib/powerplan as root, %ProgramData%\\powerplan on Windows)',
   powercfg: 'powercfg.exe to run (Windows; never looked up on PATH)',
   reg: 'reg.exe for group policy and the code page (Windows)',
+  wevtutil: 'wevtutil.exe for the processor power events 55/37 (Windows)',
   codepage: 'OEM code page of powercfg output (Windows; default from the registry)',
   sysfsRoot: 'sysfs root the Linux backend reads (default /sys)',
   procfsRoot: 'procfs root read for virtualization hints (default /proc)',
@@ -172,6 +179,7 @@ export const loadConfig = (
     stateDir: defaultStateDir(env),
     powercfg: defaultPowercfg(env),
     reg: defaultReg(env),
+    wevtutil: defaultWevtutil(env),
     icacls: defaultIcacls(env),
   };
   for (const [key, name] of Object.entries(variables) as [keyof Config, string][]) {

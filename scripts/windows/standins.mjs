@@ -13,6 +13,7 @@ export const STANDINS = {
   powercfg: 'test/emulators/powercfg.mjs',
   reg: 'test/emulators/reg-win.mjs',
   icacls: 'test/emulators/icacls.mjs',
+  wevtutil: 'test/emulators/wevtutil.mjs',
   // WinSW, as powerplan-service.exe beside powerplan.exe (a .NET program: not run under Wine).
   'powerplan-service': 'test/emulators/winsw.mjs',
 };

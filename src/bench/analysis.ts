@@ -2,7 +2,7 @@
  * Pure analysis of the benchmark's raw timings: statistics, burst penalty per idle gap, ramp-up
  * time, noise flags and all-core scaling. No I/O and no clock, so it is tested on synthetic series.
  */
-import type { BenchmarkPhases, Stats } from '../domain/benchmark.ts';
+import type { BenchmarkPhases, Percentiles, Stats, WakeUpPhase } from '../domain/benchmark.ts';
 
 /** What the worker threads measured, before any interpretation. Times are in ms. */
 export interface RawRun {
@@ -10,6 +10,12 @@ export interface RawRun {
   warm: { spinMs: number; bursts: number[][] };
   /** One entry per timed burst, in the order they ran (the ladder repeated `repetitions` times). */
   idle: { gapMs: number; times: number[] }[];
+  /** The wake-up probe (us): per gap, overshoot and first small unit after each wake-up. */
+  wake?: {
+    unitIterations: number;
+    warmUnitUs: number[];
+    gaps: { gapUs: number; overshootUs: number[]; firstUnitUs: number[] }[];
+  };
   single: { units: number; elapsedMs: number; sliceMs: number; slices: number[] };
   allCore: { perWorker: { units: number; elapsedMs: number }[] };
 }
@@ -82,6 +88,60 @@ export const stats = (values: readonly number[], unit: string): Stats => {
 };
 
 const sum = (xs: readonly number[]): number => xs.reduce((s, v) => s + v, 0);
+
+export const percentiles = (values: readonly number[], unit: string, digits = 2): Percentiles => {
+  const s = [...values].sort((a, b) => a - b);
+  return {
+    unit,
+    n: s.length,
+    p50: round(quantile(s, 0.5), digits),
+    p99: round(quantile(s, 0.99), digits),
+    max: round(s[s.length - 1] ?? 0, digits),
+  };
+};
+
+/** The wake-up probe's distributions per gap, against the warm median of the same small unit. */
+export const analyzeWake = (wake: NonNullable<RawRun['wake']>): WakeUpPhase => {
+  const warm = median(wake.warmUnitUs);
+  return {
+    unitUs: { value: round(warm, 2), unit: 'us' },
+    rounds: wake.gaps[0]?.overshootUs.length ?? 0,
+    gaps: [...wake.gaps]
+      .sort((a, b) => a.gapUs - b.gapUs)
+      .map((g) => ({
+        gapUs: g.gapUs,
+        overshootUs: percentiles(
+          g.overshootUs.map((x) => Math.max(0, x)),
+          'us',
+        ),
+        firstUnitUs: percentiles(g.firstUnitUs, 'us'),
+        firstUnitSlowdown: percentiles(
+          g.firstUnitUs.map((x) => (warm > 0 ? x / warm : 1)),
+          'ratio',
+          3,
+        ),
+        costUs: percentiles(
+          g.overshootUs.map((o, i) => Math.max(0, o) + Math.max(0, (g.firstUnitUs[i] ?? warm) - warm)),
+          'us',
+        ),
+      })),
+  };
+};
+
+/** Median wake-up cost per request over the gaps (us), from each gap's median. */
+export const wakeUpCostUs = (w: WakeUpPhase): number => round(median(w.gaps.map((g) => g.costUs.p50)), 1);
+
+/** "wake-up: +X us per request; ramp: +Y% for Z ms": both halves of what the plan costs. */
+export const headline = (phases: BenchmarkPhases): string => {
+  const longest = phases.burstsAfterIdle[phases.burstsAfterIdle.length - 1];
+  const ramp = longest
+    ? `ramp: ${longest.penaltyPercent.value >= 0 ? '+' : ''}${longest.penaltyPercent.value.toFixed(1)}% for ${longest.rampUpMs.median.toFixed(1)} ms after ${longest.idleGapMs} ms idle`
+    : 'ramp: not measured';
+  const wake = phases.wakeUp
+    ? `wake-up: +${wakeUpCostUs(phases.wakeUp).toFixed(1)} us per request`
+    : 'wake-up: not measured';
+  return `${wake}; ${ramp}`;
+};
 
 /**
  * How long a burst took to reach warm speed: the time before the first unit from which the median
@@ -183,6 +243,7 @@ export const analyze = (raw: RawRun, t: Thresholds = defaultThresholds): Analysi
       noisy: flag(warmBurst.n < 3 || warmBurst.cv > t.warmCv, 'The warm baseline', warmBurst.cv),
     },
     burstsAfterIdle,
+    ...(raw.wake ? { wakeUp: analyzeWake(raw.wake) } : {}),
     sustainedSingle: {
       durationMs: { value: round(raw.single.elapsedMs, 1), unit: 'ms' },
       throughput: { value: round(singleMops, 2), unit: 'Mops/s' },

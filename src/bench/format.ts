@@ -23,9 +23,22 @@ export const formatResult = (r: BenchmarkResult): string => {
         `  (ratio p10 ${num(g.penalty.p10, 2)}..p90 ${num(g.penalty.p90, 2)}), ramp-up ${num(g.rampUpMs.median)} ms` +
         `${g.unsettled ? `, ${g.unsettled} never settled` : ''}${mark(g.noisy)}`,
     ),
+    ...(ph.wakeUp
+      ? [
+          `Wake-up after idle (small unit ${num(ph.wakeUp.unitUs.value, 1)} us warm, ${ph.wakeUp.rounds} samples per gap):`,
+          `  ${'gap'.padStart(8)}  ${'overshoot p50/p99/max us'.padEnd(26)} first unit p50/p99 x warm`,
+          ...ph.wakeUp.gaps.map(
+            (g) =>
+              `  ${`${g.gapUs >= 1000 ? `${g.gapUs / 1000} ms` : `${g.gapUs} us`}`.padStart(8)}  ` +
+              `${`${num(g.overshootUs.p50)} / ${num(g.overshootUs.p99)} / ${num(g.overshootUs.max)}`.padEnd(26)} ` +
+              `${num(g.firstUnitSlowdown.p50, 2)} / ${num(g.firstUnitSlowdown.p99, 2)}`,
+          ),
+        ]
+      : []),
     `Single thread   ${num(ph.sustainedSingle.throughput.value)} Mops/s${mark(ph.sustainedSingle.noisy)}`,
     `All cores       ${num(ph.sustainedAllCore.throughput.value)} Mops/s on ${ph.sustainedAllCore.threads} threads ` +
       `(speedup ${num(ph.sustainedAllCore.speedup.value, 2)}x, efficiency ${num(ph.sustainedAllCore.scalingEfficiency.value * 100, 0)}%)${mark(ph.sustainedAllCore.noisy)}`,
+    ...(r.summary.headline ? [`Both halves     ${r.summary.headline}`] : []),
     ...r.warnings.map((w) => `Warning: ${w}`),
   ];
   return lines.join('\n');

@@ -18,7 +18,14 @@ export interface BenchPlan {
   sustainWarmupMs: number;
   sustainMs: number;
   sliceMs: number;
+  /** Wake-up probe: idle gaps (us), rounds over the ladder, and the small unit's target time (us). */
+  wakeGapsUs: number[];
+  wakeRounds: number;
+  wakeUnitUs: number;
 }
+
+/** The wake-up probe's gaps: 0.1 ms to 10 ms, where idle-state exit latency and timer slack show. */
+export const WAKE_GAPS_US = [100, 200, 500, 1000, 2000, 5000, 10000];
 
 const profiles: Record<BenchmarkProfile, Omit<BenchPlan, 'profile' | 'threads'>> = {
   quick: {
@@ -31,6 +38,9 @@ const profiles: Record<BenchmarkProfile, Omit<BenchPlan, 'profile' | 'threads'>>
     sustainWarmupMs: 100,
     sustainMs: 400,
     sliceMs: 50,
+    wakeGapsUs: WAKE_GAPS_US,
+    wakeRounds: 15,
+    wakeUnitUs: 20,
   },
   standard: {
     idleGapsMs: [10, 50, 200, 500, 1000, 2000],
@@ -42,6 +52,9 @@ const profiles: Record<BenchmarkProfile, Omit<BenchPlan, 'profile' | 'threads'>>
     sustainWarmupMs: 200,
     sustainMs: 1500,
     sliceMs: 100,
+    wakeGapsUs: WAKE_GAPS_US,
+    wakeRounds: 40,
+    wakeUnitUs: 20,
   },
 };
 
@@ -60,7 +73,8 @@ export const estimateMs = (p: BenchPlan): number => {
   const idle = p.repetitions * p.idleGapsMs.reduce((s, g) => s + g + p.burstUnits, 0);
   const warm = p.warmSpinMs + p.warmBursts * p.burstUnits;
   const sustained = 2 * (p.sustainWarmupMs + p.sustainMs);
-  return p.calibrateSpinMs + 50 + warm + idle + sustained;
+  const wake = (p.wakeRounds * p.wakeGapsUs.reduce((s, g) => s + g + p.wakeUnitUs, 0)) / 1000 + 50;
+  return p.calibrateSpinMs + 50 + warm + idle + sustained + wake;
 };
 
 /**

@@ -92,6 +92,10 @@ interface SustainAnswer {
   slices: number[];
 }
 
+/** Kernel iterations of the wake-up probe's small unit (about `unitUs` on the warm core). */
+export const wakeIterations = (iterations: number, unitMs: number, unitUs: number): number =>
+  Math.max(100, Math.round((iterations * unitUs) / 1000 / Math.max(unitMs, 0.001)));
+
 export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<RawRun> => {
   const control = new SharedArrayBuffer(CONTROL_WORDS * Int32Array.BYTES_PER_ELEMENT);
   const flags = new Int32Array(control);
@@ -129,7 +133,7 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
   if (hooks.signal?.aborted) onAbort();
 
-  const total = 4 + plan.idleGapsMs.length * plan.repetitions;
+  const total = 5 + plan.idleGapsMs.length * plan.repetitions;
   let step = 0;
   const progress = (message: string) => {
     if (stopReason === undefined) hooks.progress?.({ progress: step++, total, message });
@@ -174,6 +178,19 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
       }
     }
 
+    progress(
+      `wake-up after ${plan.wakeGapsUs.length} idle gaps of ${plan.wakeGapsUs[0]}-${plan.wakeGapsUs.at(-1)} us`,
+    );
+    const wake = await guard(
+      main.request<Omit<NonNullable<RawRun['wake']>, 'unitIterations'>>('wake', {
+        gapsUs: plan.wakeGapsUs,
+        rounds: plan.wakeRounds,
+        // The same kernel, sized to the probe's small unit from the calibrated 1 ms unit.
+        iterations: wakeIterations(iterations, cal.unitMs, plan.wakeUnitUs),
+        warmSpinMs: 30,
+      }),
+    );
+
     progress('sustained single-thread');
     const sustainArgs = {
       iterations,
@@ -199,6 +216,7 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
       calibration: cal,
       warm: { spinMs: plan.warmSpinMs, bursts: warm.bursts },
       idle,
+      wake: { ...wake, unitIterations: wakeIterations(iterations, cal.unitMs, plan.wakeUnitUs) },
       single: {
         units: single.units,
         elapsedMs: single.elapsedMs,
@@ -213,5 +231,34 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
     clearTimeout(timer);
     hooks.signal?.removeEventListener('abort', onAbort);
     await Promise.all(workers.map((w) => w.terminate()));
+  }
+};
+
+/**
+ * The wake-up probe alone (for a comparison with a reference tool such as cyclictest): one worker,
+ * a short calibration, then the interleaved gaps. Raw samples in microseconds.
+ */
+export const runWakeProbe = async (o: {
+  gapsUs: number[];
+  rounds: number;
+  unitUs?: number;
+}): Promise<NonNullable<RawRun['wake']>> => {
+  const control = new SharedArrayBuffer(CONTROL_WORDS * Int32Array.BYTES_PER_ELEMENT);
+  const w = new BenchWorker(control, 0);
+  try {
+    const cal = await w.request<{ iterations: number; unitMs: number }>('calibrate', {
+      spinMs: 50,
+      targetMs: 1,
+    });
+    const unitIterations = wakeIterations(cal.iterations, cal.unitMs, o.unitUs ?? 20);
+    const wake = await w.request<Omit<NonNullable<RawRun['wake']>, 'unitIterations'>>('wake', {
+      gapsUs: o.gapsUs,
+      rounds: o.rounds,
+      iterations: unitIterations,
+      warmSpinMs: 30,
+    });
+    return { ...wake, unitIterations };
+  } finally {
+    await w.terminate();
   }
 };

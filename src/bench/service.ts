@@ -20,7 +20,7 @@ import { FileLock } from '../lib/file-lock.ts';
 import type { Logger } from '../lib/log.ts';
 import { type LinkedSignal, linkedSignal } from '../lib/signal.ts';
 import type { Store } from '../lib/store.ts';
-import { analyze } from './analysis.ts';
+import { analyze, headline, wakeUpCostUs } from './analysis.ts';
 import { type CpuLoad, sampleCpuLoad } from './cpu-load.ts';
 import { BenchmarkHistory, type HistoryLimits } from './history.ts';
 import { benchPlan, capMs } from './profiles.ts';
@@ -246,6 +246,8 @@ export class BenchmarkService {
           allCoreMops: phases.sustainedAllCore.throughput.value,
           burstPenaltyPercent: longest?.penaltyPercent.value ?? 0,
           noisy: analysis.noisy,
+          ...(phases.wakeUp ? { wakeUpUs: wakeUpCostUs(phases.wakeUp) } : {}),
+          headline: headline(phases),
         },
         warnings,
       };

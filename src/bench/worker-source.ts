@@ -95,6 +95,28 @@ const commands = {
     return { bursts, checksum: cs | 0 };
   },
 
+  // The wake-up probe: sleep gapUs in the kernel, note how late the thread woke (timer overshoot),
+  // then time one small unit of work (what the first instructions of a request feel). The gaps are
+  // interleaved round by round, and a warm reference of the same unit is timed after a spin.
+  wake({ gapsUs, rounds, iterations, warmSpinMs }) {
+    const gaps = gapsUs.map((gapUs) => ({ gapUs, overshootUs: [], firstUnitUs: [] }));
+    let cs = 0;
+    for (let r = 0; r < rounds; r++) {
+      for (const g of gaps) {
+        const t0 = performance.now();
+        Atomics.wait(control, IDLE_SLOT, 0, g.gapUs / 1000);
+        const t1 = performance.now();
+        cs ^= unit(iterations);
+        const t2 = performance.now();
+        g.overshootUs.push((t1 - t0) * 1000 - g.gapUs);
+        g.firstUnitUs.push((t2 - t1) * 1000);
+      }
+    }
+    cs ^= spin(warmSpinMs, iterations);
+    const warm = timeUnits(iterations, 40);
+    return { warmUnitUs: warm.times.map((t) => t * 1000), gaps, checksum: (cs ^ warm.cs) | 0 };
+  },
+
   burst({ idleMs, iterations, units }) {
     if (idleMs > 0) Atomics.wait(control, IDLE_SLOT, 0, idleMs);
     const r = timeUnits(iterations, units);

@@ -5,6 +5,7 @@
  * the plan-change service is the one writer. Records callers by token name, never by token.
  */
 import { z } from 'zod';
+import { Mismatch } from './idle.ts';
 
 /** Everything that is audited: the operations that change a plan and the service's own actions. */
 export const AuditOperation = z
@@ -50,6 +51,12 @@ export const AuditRecord = z
     ),
     result: AuditResult,
     error: z.string().optional().describe('Why it failed (result `failed`).'),
+    mismatches: z
+      .array(Mismatch)
+      .optional()
+      .describe(
+        'Settings read back after the switch that are not as the plan asks (the change did not fully take effect).',
+      ),
   })
   .meta({ id: 'AuditRecord' });
 export type AuditRecord = z.infer<typeof AuditRecord>;

@@ -135,11 +135,52 @@ export const SustainedAllCorePhase = z
   })
   .meta({ id: 'BenchmarkSustainedAllCore', description: 'Sustained throughput of all threads at once.' });
 
+export const Percentiles = z
+  .object({
+    unit: z.string().describe('Unit of p50, p99 and max, e.g. us or ratio.'),
+    n: z.number().int().describe('Number of samples.'),
+    p50: z.number().describe('Median.'),
+    p99: z.number().describe('99th percentile (linear interpolation): the slow tail a busy server feels.'),
+    max: z.number().describe('Largest sample.'),
+  })
+  .meta({ id: 'BenchmarkPercentiles', description: 'Median, tail and worst case of one measured quantity.' });
+export type Percentiles = z.infer<typeof Percentiles>;
+
+export const WakeGapPhase = z
+  .object({
+    gapUs: z.number().int().describe('How long the thread slept in the kernel before waking (us).'),
+    overshootUs: Percentiles.describe(
+      'Timer overshoot: how much later than asked the sleeping thread ran again (us); idle-state exit latency, timer slack and scheduling show here.',
+    ),
+    firstUnitUs: Percentiles.describe('Time of the first small unit of work after waking (us).'),
+    firstUnitSlowdown: Percentiles.describe(
+      'That time divided by the warm median of the same unit (ratio; 1 = as fast as warm): cold caches and a lowered clock.',
+    ),
+    costUs: Percentiles.describe(
+      'What one request pays after this gap: overshoot plus the extra time of the first unit over warm (us).',
+    ),
+  })
+  .meta({ id: 'BenchmarkWakeGap', description: 'The wake-up probe after one idle gap.' });
+
+export const WakeUpPhase = z
+  .object({
+    unitUs: Figure.describe('Warm median of the small unit the probe times after each wake-up (us).'),
+    rounds: z.number().int().describe('Samples per gap (the gaps are interleaved round by round).'),
+    gaps: z.array(WakeGapPhase).describe('One entry per idle gap, shortest first (0.1 to 10 ms).'),
+  })
+  .meta({
+    id: 'BenchmarkWakeUp',
+    description:
+      'The other half of what a plan costs: how late a sleeping thread wakes and how slow its first work runs, after gaps of 0.1-10 ms (idle states, not the clock ramp).',
+  });
+export type WakeUpPhase = z.infer<typeof WakeUpPhase>;
+
 export const BenchmarkPhases = z
   .object({
     calibration: CalibrationPhase,
     warmBaseline: WarmBaselinePhase,
     burstsAfterIdle: z.array(IdleGapPhase).describe('One entry per idle gap, shortest first.'),
+    wakeUp: WakeUpPhase.optional().describe('The wake-up probe (absent in results of earlier versions).'),
     sustainedSingle: SustainedSinglePhase,
     sustainedAllCore: SustainedAllCorePhase,
   })
@@ -197,6 +238,16 @@ export const BenchmarkSummary = z
       .number()
       .describe('Median burst penalty after the longest idle gap (%; 0 = as fast as warm).'),
     noisy: z.boolean().describe('True when any phase was flagged noisy.'),
+    wakeUpUs: z
+      .number()
+      .optional()
+      .describe(
+        'Median wake-up cost per request over the 0.1-10 ms gaps (us): overshoot plus first-unit slowdown.',
+      ),
+    headline: z
+      .string()
+      .optional()
+      .describe('Both halves in one line: "wake-up: +X us per request; ramp: +Y% for Z ms".'),
   })
   .meta({ id: 'BenchmarkSummary', description: 'The headline figures of one stored result.' });
 export type BenchmarkSummary = z.infer<typeof BenchmarkSummary>;

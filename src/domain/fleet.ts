@@ -246,6 +246,26 @@ export const FleetHostStatus = z
       })
       .nullable()
       .describe("The agent's advice for the database workload, from its latest benchmark or its rules."),
+    edited: z
+      .boolean()
+      .nullable()
+      .optional()
+      .describe(
+        'True when the plan in force is a built-in plan whose key settings were edited; null when unknown.',
+      ),
+    mismatches: z
+      .number()
+      .int()
+      .nullable()
+      .optional()
+      .describe(
+        "Settings that did not take effect at the agent's last switch (0: it took effect); null when not checked.",
+      ),
+    controlledBy: z
+      .enum(['os', 'firmware', 'hypervisor', 'unknown'])
+      .nullable()
+      .optional()
+      .describe('Who decides the processor clock and idle states there.'),
     error: FleetError.optional().describe('Present when status is not ok.'),
   })
   .meta({ id: 'FleetHostStatus', description: "One agent's answer to the fleet status." });

@@ -4,6 +4,8 @@
  * never rename them. Schemas carrying `.meta({ id })` become named components in OpenAPI.
  */
 import { z } from 'zod';
+import { AcDc } from './acdc.ts';
+import { Control, Effective, IdleStates, SettingDifference } from './idle.ts';
 import { Note } from './notes.ts';
 
 export const planKinds = [
@@ -46,6 +48,16 @@ export const Plan = z
     active: z.boolean().describe('True for the plan in force now.'),
     builtin: z.boolean().describe('True for plans the OS or daemon ships; false for user-created ones.'),
     description: z.string().optional().describe('What the plan is for, when the system says so.'),
+    edited: z
+      .boolean()
+      .optional()
+      .describe(
+        'Built-in plans only: true when a key setting differs from the stock plan (see `differences`), so the plan is not what its id promises.',
+      ),
+    differences: z
+      .array(SettingDifference)
+      .optional()
+      .describe('The key settings of an edited built-in plan that differ from their stock values.'),
   })
   .meta({
     id: 'Plan',
@@ -53,13 +65,7 @@ export const Plan = z
   });
 export type Plan = z.infer<typeof Plan>;
 
-export const AcDc = z
-  .object({
-    ac: z.number().nullable().describe('Value when on mains power.'),
-    dc: z.number().nullable().describe('Value when on battery.'),
-  })
-  .meta({ id: 'AcDc', description: 'A Windows setting with separate mains (AC) and battery (DC) values.' });
-export type AcDc = z.infer<typeof AcDc>;
+export { AcDc } from './acdc.ts';
 
 export const ProcessorSettings = z
   .object({
@@ -207,6 +213,13 @@ export const ActivePlan = z
     desired: DesiredSummary.optional().describe(
       'Present when a desired plan is set (see get_desired_state).',
     ),
+    idle: IdleStates.optional().describe(
+      'The idle states (C-states) and their wake-up cost; absent where the backend cannot read them.',
+    ),
+    control: Control.optional().describe('Who controls the processor (OS, firmware, hypervisor) and why.'),
+    effective: Effective.optional().describe(
+      'The read-back after this service last switched to the plan in force: what did not take effect (absent when it did not switch to it).',
+    ),
   })
   .meta({
     id: 'ActivePlan',
@@ -280,6 +293,9 @@ export const SetPlanResult = z
     before: Plan,
     after: Plan,
     warnings: z.array(z.string()).optional(),
+    effective: Effective.optional().describe(
+      'The settings read back after the switch; a mismatch also adds a warning. Absent for a dry run or no change.',
+    ),
   })
   .meta({ id: 'SetPlanResult' });
 export type SetPlanResult = z.infer<typeof SetPlanResult>;

@@ -22,6 +22,7 @@ export type StateFile =
   | 'compare-journal.json'
   | 'holds.json'
   | 'desired.json'
+  | 'effective.json'
   | 'audit.jsonl';
 
 export class Store {

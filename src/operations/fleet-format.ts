@@ -18,6 +18,16 @@ const hostCount = (n: number) => `${n} host${n === 1 ? '' : 's'}`;
 
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+/** An edited plan, settings not in force, a host where firmware or the hypervisor decides. */
+const checks = (h: FleetStatus['hosts'][number]): string =>
+  [
+    h.edited ? 'edited' : '',
+    h.mismatches ? `${h.mismatches} not in force` : '',
+    h.controlledBy === 'hypervisor' || h.controlledBy === 'firmware' ? `${h.controlledBy} decides` : '',
+  ]
+    .filter(Boolean)
+    .join(', ') || '-';
+
 export const formatFleetStatus = (s: FleetStatus): string => {
   const rows = s.hosts.map((h) =>
     h.status === 'ok'
@@ -34,13 +44,14 @@ export const formatFleetStatus = (s: FleetStatus): string => {
           h.burstPenaltyPercent === null ? '-' : `${h.burstPenaltyPercent.toFixed(1)}%`,
           h.drift ?? '-',
           h.holds ? String(h.holds) : '-',
+          checks(h),
         ]
-      : [h.name, h.status, '-', '-', '-', '-', '-', '-'],
+      : [h.name, h.status, '-', '-', '-', '-', '-', '-', '-'],
   );
   const failed = s.hosts.filter((h) => h.error);
   const m = s.summary;
   return [
-    table(['HOST', 'STATUS', 'PLAN', 'KIND', 'ADVICE', 'BURST', 'DRIFT', 'HOLDS'], rows),
+    table(['HOST', 'STATUS', 'PLAN', 'KIND', 'ADVICE', 'BURST', 'DRIFT', 'HOLDS', 'CHECKS'], rows),
     ...(failed.length ? ['', ...failed.map((h) => `${h.name}: ${h.error!.title}: ${h.error!.detail}`)] : []),
     '',
     `${hostCount(m.total)}: ${m.ok} ok, ${m.unreachable} unreachable, ${m.unauthorized} unauthorized, ${m.error} error; ${m.changeRecommended} advised to switch.`,

@@ -2,7 +2,7 @@
 import { ActivePlan } from '../domain/schemas.ts';
 import { activePlan } from '../services/plans.ts';
 import { defineOperation, readOnly } from './define.ts';
-import { planLine, processorLines } from './format.ts';
+import { controlLines, effectiveLines, idleLines, planLine, processorLines } from './format.ts';
 import { noInput } from './inputs.ts';
 
 export const getActivePowerPlan = defineOperation({
@@ -12,7 +12,11 @@ export const getActivePowerPlan = defineOperation({
     'Returns the plan in force with its effective processor settings (minimum/maximum processor state, boost, ' +
     'energy performance preference on Windows; governor, driver, EPP, turbo, platform profile on Linux; null ' +
     'where not exposed), who owns the setting (powercfg, group policy, tuned, power-profiles-daemon, sysfs, ' +
-    'firmware) and whether this service can change it, with the reason when it cannot. Warns when a damaged ' +
+    'firmware) and whether this service can change it, with the reason when it cannot; the idle states (Linux ' +
+    'cpuidle states with exit latency, residency and share of idle time, PM QoS limits; Windows idle settings), ' +
+    'who controls the processor (OS, firmware, hypervisor, with the evidence: Windows events 55/37, Linux ' +
+    'bios_limit / intel_pstate), and the read-back of the last switch (settings that did not take effect). ' +
+    'An edited built-in plan is marked `edited` with its differences. Warns when a damaged ' +
     'restore journal was kept aside (a restore may be pending). Read-only and cheap.',
   input: noInput,
   output: ActivePlan,
@@ -25,6 +29,9 @@ export const getActivePowerPlan = defineOperation({
       [
         a.plan ? planLine(a.plan).trimStart() : 'No power plan is exposed on this system.',
         ...processorLines(a.processor),
+        ...(a.idle ? idleLines(a.idle) : []),
+        ...(a.control ? controlLines(a.control) : []),
+        ...(a.effective ? effectiveLines(a.effective) : []),
         `  ${'Owner'.padEnd(25)} ${a.owner}${a.policyManaged ? ' (policy-managed)' : ''}`,
         `  ${'Can change'.padEnd(25)} ${a.canSet ? 'yes' : `no: ${a.cannotSetReason ?? 'unknown reason'}`}`,
         ...(a.desired

@@ -16,7 +16,10 @@ export const setPowerPlan = defineOperation({
     'nothing. Changes are audited and serialized with other plan changes. With create: true, a missing ' +
     'Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, ' +
     'the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change ' +
-    'is refused with a conflict unless force: true, which ends them.',
+    'is refused with a conflict unless force: true, which ends them. After the switch the settings that matter are ' +
+    'read back (Windows: the processor and idle settings and any group policy pinning one of them; Linux: governor, ' +
+    'EPP, platform profile, `tuned-adm verify`): `effective.mismatches` lists what did not take effect, with the ' +
+    'probable cause, and each mismatch adds a warning.',
   input: z
     .object({
       plan: PlanRef,
@@ -59,7 +62,14 @@ export const setPowerPlan = defineOperation({
       const line = r.changed
         ? `${verb} from ${r.before.name} (${r.before.id}) to ${r.after.name} (${r.after.id})${r.created ? ', created first' : ''}.`
         : `${verb} ${r.after.name} (${r.after.id}); nothing changed.`;
-      return [line, ...(r.warnings ?? []).map((w) => `Warning: ${w}`)].join('\n');
+      const readBack = r.effective?.checked
+        ? r.effective.matches
+          ? [`Read back ${r.effective.settings.length} setting(s): all in force.`]
+          : [
+              `Read back ${r.effective.settings.length} setting(s): ${r.effective.mismatches.length} not in force.`,
+            ]
+        : [];
+      return [line, ...readBack, ...(r.warnings ?? []).map((w) => `Warning: ${w}`)].join('\n');
     },
   },
   handler: async (input, ctx) => setPlan(ctx, input),

@@ -3,6 +3,7 @@
  * the simulated stock Windows Server). Operations only talk to this; the choice of backend is made
  * in `detect.ts`. Optional capabilities are optional methods, announced in `capabilities()`.
  */
+import type { Effective } from '../domain/idle.ts';
 import type {
   ActivePlan,
   BackendName,
@@ -40,6 +41,11 @@ export interface PowerBackend {
   /** The plans `createPlan` makes, each named by its template (what advice offers to create). */
   templates?(): PlanTemplate[];
   facts(): Promise<BackendFacts>;
+  /**
+   * Requested versus effective, after `planId` was made active: reads back the settings that plan
+   * should have put in force (and any override of single settings) and lists what did not stick.
+   */
+  checkEffective?(planId: string): Promise<Effective>;
   /** Extra plan-id aliases this backend accepts (e.g. powercfg's SCHEME_MIN), mapped to plan ids. */
   aliases?(): Record<string, string>;
 }

@@ -21,6 +21,7 @@ export const createBackend = (config: Config, store: Store): PowerBackend => {
       return createWindowsBackend({
         powercfgPath: config.powercfg,
         regPath: config.reg,
+        wevtutilPath: config.wevtutil,
         chcpPath: join(dirname(config.reg), 'chcp.com'),
         codepage: config.codepage,
       });

@@ -10,10 +10,12 @@
  * same settling, plus putting a held plan back, is the recovery at start.
  */
 import { join } from 'node:path';
+import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { AuditOperation, AuditPlan, AuditResult } from '../domain/audit.ts';
 import { errorMessage, PowerPlanError } from '../domain/errors.ts';
 import type { HoldRecord } from '../domain/holds.ts';
+import { Effective, type Mismatch, notChecked } from '../domain/idle.ts';
 import type { Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
 import { FileLock } from '../lib/file-lock.ts';
@@ -33,7 +35,12 @@ export interface AuditEntry {
   after: AuditPlan;
   result: AuditResult;
   error?: string;
+  mismatches?: Mismatch[];
 }
+
+/** The read-back of the last switch, kept so the active plan, the page and the fleet can show it. */
+const LastEffective = z.object({ planId: z.string(), checkedAt: z.string(), effective: Effective });
+const EFFECTIVE = 'effective.json';
 
 /** A plan as the audit trail names it. */
 export const auditPlan = (p: { id: string; name?: string } | null | undefined): AuditPlan =>
@@ -82,7 +89,39 @@ export class PlanChangeService {
       after: entry.after,
       result: entry.result,
       ...(entry.error !== undefined ? { error: entry.error } : {}),
+      ...(entry.mismatches?.length ? { mismatches: entry.mismatches } : {}),
     });
+  }
+
+  /**
+   * Requested versus effective: reads back the settings `planId` should have put in force, keeps
+   * the answer for the active plan's read model, and never fails the switch (a read that fails is
+   * "not checked", logged).
+   */
+  async readBack(planId: string): Promise<Effective> {
+    let effective: Effective;
+    try {
+      effective = (await this.backend.checkEffective?.(planId)) ?? notChecked();
+    } catch (e) {
+      this.log.warn('reading back the settings failed', { planId, error: errorMessage(e) });
+      effective = notChecked();
+    }
+    await this.store
+      .write(EFFECTIVE, { planId, checkedAt: new Date().toISOString(), effective })
+      .catch((e) => this.log.warn('keeping the read-back failed', { error: errorMessage(e) }));
+    if (!effective.matches) {
+      this.log.warn('the plan did not fully take effect', {
+        planId,
+        mismatches: effective.mismatches.map((m) => m.setting),
+      });
+    }
+    return effective;
+  }
+
+  /** The last read-back, when it was about `planId` (the plan in force). */
+  async lastEffective(planId: string): Promise<Effective | undefined> {
+    const last = await this.store.read(EFFECTIVE, LastEffective).catch(() => undefined);
+    return last?.planId === planId ? last.effective : undefined;
   }
 
   /** The plans and the one in force (an error when the system exposes none). */
@@ -121,7 +160,7 @@ export class PlanChangeService {
     target: Plan | { id: string; name: string },
     input: Record<string, unknown>,
     opts: { before?: Plan | undefined; lastError?: string | undefined } = {},
-  ): Promise<{ before: Plan | undefined; after: Plan; changed: boolean }> {
+  ): Promise<{ before: Plan | undefined; after: Plan; changed: boolean; effective?: Effective }> {
     const before = 'before' in opts ? opts.before : (await this.backend.listPlans()).find((p) => p.active);
     if (before?.id === target.id) return { before, after: before, changed: false };
     const fail = async (e: unknown): Promise<never> => {
@@ -152,14 +191,16 @@ export class PlanChangeService {
         ),
       );
     }
+    const effective = await this.readBack(target.id);
     await this.audit(who, {
       operation,
       input,
       before: auditPlan(before),
       after: auditPlan(now),
       result: operation === 'compare_restore' || operation === 'hold_restore' ? 'restored' : 'changed',
+      mismatches: effective.mismatches,
     });
-    return { before, after: now, changed: true };
+    return { before, after: now, changed: true, effective };
   }
 
   /** The restore journal (after migrating the journals of an earlier version). */

@@ -4,6 +4,7 @@
  * dry run) on top of the one plan-change path.
  */
 import { PowerPlanError } from '../domain/errors.ts';
+import type { Mismatch } from '../domain/idle.ts';
 import type { ActivePlan, Plan, PlanList, SetPlanResult } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
 import { journalWarnings } from '../lib/keep-aside.ts';
@@ -37,12 +38,18 @@ export const listPlans = async (backend: PowerBackend): Promise<PlanList> => {
 
 /** The plan in force with the desired state, warning when a damaged restore journal was kept aside. */
 export const activePlan = async (
-  ctx: Pick<PlansContext, 'backend' | 'store' | 'desired'>,
+  ctx: Pick<PlansContext, 'backend' | 'store' | 'desired' | 'planChange'>,
 ): Promise<ActivePlan> => {
-  const answer = await ctx.desired.withDesired(await ctx.backend.getActive());
+  const state = await ctx.backend.getActive();
+  const effective = state.plan ? await ctx.planChange.lastEffective(state.plan.id) : undefined;
+  const answer = await ctx.desired.withDesired(effective ? { ...state, effective } : state);
   const damaged = journalWarnings(ctx.store.damaged());
   return damaged.length ? { ...answer, warnings: [...(answer.warnings ?? []), ...damaged] } : answer;
 };
+
+/** One mismatch as a warning the caller sees. */
+export const mismatchWarning = (m: Mismatch): string =>
+  `The plan changed, but ${m.setting} is ${m.got ?? 'not applied'} (the plan asks for ${m.wanted}): ${m.cause}`;
 
 const creatable = (s: string): CreatableKind | undefined => {
   const k = s.trim().toLowerCase();
@@ -118,11 +125,17 @@ export const setPlan = async (ctx: PlansContext, input: SetPlanInput): Promise<S
     });
     if (input.dryRun)
       return answer(target.id !== before.id, target.id === before.id ? before : { ...target, active: true });
-    const { after, changed } = await ctx.planChange.switchTo(ctx.caller, 'set_power_plan', target, input, {
-      before,
-    });
+    const { after, changed, effective } = await ctx.planChange.switchTo(
+      ctx.caller,
+      'set_power_plan',
+      target,
+      input,
+      { before },
+    );
     await held.commit();
-    return answer(changed, after);
+    // A change that did not fully take effect is still a change, but the caller is told.
+    for (const m of effective?.mismatches ?? []) warnings.push(mismatchWarning(m));
+    return { ...answer(changed, after), ...(effective ? { effective } : {}) };
   };
   return input.dryRun ? run() : ctx.planChange.run(`set_power_plan (${ctx.caller.name})`, run);
 };

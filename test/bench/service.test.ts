@@ -72,8 +72,23 @@ describe('benchmark service (real runs)', () => {
     assert.equal(first.environment.backend, 'simulated');
     assert.equal(first.environment.node, process.version);
     assert.ok(first.warnings.some((w) => w.includes('virtual machine')));
-    assert.equal(steps.length, 10);
-    assert.match(steps[0]!, /^0\/10 calibrating/);
+    const wake = ph.wakeUp!;
+    assert.deepEqual(
+      wake.gaps.map((g) => g.gapUs),
+      [100, 200, 500, 1000, 2000, 5000, 10000],
+    );
+    for (const g of wake.gaps) {
+      assert.equal(g.overshootUs.n, wake.rounds);
+      assert.ok(g.overshootUs.p50 <= g.overshootUs.p99 && g.overshootUs.p99 <= g.overshootUs.max);
+      assert.ok(g.firstUnitSlowdown.p50 > 0 && g.costUs.p50 >= 0);
+    }
+    assert.equal(first.summary.wakeUpUs !== undefined, true);
+    assert.match(
+      first.summary.headline ?? '',
+      /^wake-up: \+[\d.]+ us per request; ramp: [+-][\d.]+% for [\d.]+ ms/,
+    );
+    assert.equal(steps.length, 11);
+    assert.match(steps[0]!, /^0\/11 calibrating/);
     assert.equal(service.activeWorkers, 0);
     assert.equal(existsSync(join(dir, 'benchmark.lock')), false);
     assert.equal((await service.get(first.id)).id, first.id);

@@ -140,6 +140,30 @@ const SETTINGS = [
     range: [1, 100, 1, 'Time check intervals'],
   },
   {
+    guid: S.idleStateMax,
+    sub: SUB.processor,
+    alias: 'IDLESTATEMAX',
+    name: 'Processor idle state maximum',
+    hidden: true,
+    range: [0, 100, 1, 'State'],
+  },
+  {
+    guid: S.idlePromote,
+    sub: SUB.processor,
+    alias: 'IDLEPROMOTE',
+    name: 'Processor idle promote threshold',
+    hidden: true,
+    ...percent,
+  },
+  {
+    guid: S.idleDemote,
+    sub: SUB.processor,
+    alias: 'IDLEDEMOTE',
+    name: 'Processor idle demote threshold',
+    hidden: true,
+    ...percent,
+  },
+  {
     guid: S.personality,
     sub: SUB.none,
     alias: 'PERSONALITY',
@@ -224,8 +248,20 @@ const main = async () => {
     case 'q':
     case 'qh': {
       if (command === 'qh' && state.noQh) return fail(t.invalid);
-      const plan = findScheme(args[0] ?? 'SCHEME_CURRENT');
-      if (!plan) return fail(t.notExist);
+      const current = lower(args[0] ?? 'SCHEME_CURRENT') === 'scheme_current';
+      const found = findScheme(args[0] ?? 'SCHEME_CURRENT');
+      if (!found) return fail(t.notExist);
+      // The active scheme as the power manager applies it: settings that do not stick, and policy.
+      const plan = current
+        ? {
+            ...found,
+            settings: {
+              ...found.settings,
+              ...(state.nonSticky ?? {}),
+              ...(state.policySettings ?? {}),
+            },
+          }
+        : found;
       const subRef = args[1];
       const subs = subRef
         ? Object.values(SUB).filter((s) => s.guid === lower(subRef) || s.alias === subRef.toUpperCase())

@@ -9,7 +9,14 @@ logArgv('reg');
 const state = loadState();
 const [command, key = '', flag, name] = process.argv.slice(2);
 
+const dword = (n) => ['REG_DWORD', `0x${(n >>> 0).toString(16)}`];
 const keys = {
+  ...Object.fromEntries(
+    Object.entries(state.policySettings ?? {}).map(([guid, [ac, dc]]) => [
+      `HKLM\\SOFTWARE\\Policies\\Microsoft\\Power\\PowerSettings\\${guid}`,
+      { ACSettingIndex: dword(ac), DCSettingIndex: dword(dc) },
+    ]),
+  ),
   'HKLM\\SOFTWARE\\Policies\\Microsoft\\Power\\PowerSettings': state.policy
     ? { ActivePowerScheme: ['REG_SZ', state.policy] }
     : null,

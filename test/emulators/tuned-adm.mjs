@@ -3,7 +3,12 @@
 // what the real tool prints (test/fixtures/linux-tuned). Every argv is appended as a JSON line to
 // TUNED_ADM_EMU_LOG (default: <state file>.argv.jsonl).
 // State: { daemon: "running" | "stopped", authorized: true, active: "name" | null,
-//          profiles: [{ name, description }], recommend: "name" }
+//          profiles: [{ name, description }], recommend: "name",
+//          log: "<path of tuned.log>",
+//          ignoredOptions: { "<profile>": [["option", "Plugin"], ...] }   options tuned warns about and ignores
+//          notSticking: [{ name, got, expected, device? }] }             what `verify` finds changed back
+// The log lines are tuned's own formats (tuned/consts.py and plugins/base.py of tuned 2.x); the
+// verify messages are printed by tuned-adm (tuned/admin/admin.py), including its "Verfication" typo.
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { answerSlowly, logRun } from './run-log.mjs';
 
@@ -33,7 +38,39 @@ const printActive = () => {
   return 1;
 };
 
+const stamp = () => new Date().toISOString().replace('T', ' ').replace('Z', '').replace('.', ',');
+const log = (level, where, text) => {
+  if (state.log) appendFileSync(state.log, `${stamp()} ${level.padEnd(8)} ${where}: ${text}\n`);
+};
+
 const commands = {
+  verify() {
+    if (!running) {
+      err(noDaemon);
+      return 1;
+    }
+    const failed = state.notSticking ?? [];
+    for (const f of failed) {
+      log(
+        'ERROR',
+        'tuned.plugins.base',
+        f.device
+          ? `verify: failed: device ${f.device}: '${f.name}' = '${f.got}', expected '${f.expected}'`
+          : `verify: failed: '${f.name}' = '${f.got}', expected '${f.expected}'`,
+      );
+    }
+    if (failed.length === 0) {
+      out('Verfication succeeded, current system settings match the preset profile.\n');
+    } else {
+      out('Verification failed, current system settings differ from the preset profile.\n');
+      out(
+        'You can mostly fix this by restarting the TuneD daemon, e.g.:\n  systemctl restart tuned\nor\n  service tuned restart\n',
+      );
+      out('Sometimes (if some plugins like bootloader are used) a reboot may be required.\n');
+    }
+    out("See TuneD log file ('/var/log/tuned/tuned.log') for details.\n");
+    return failed.length ? 1 : 0;
+  },
   active() {
     if (!running) err(noDaemon);
     return printActive();
@@ -69,6 +106,17 @@ const commands = {
       return 1;
     }
     writeFileSync(statePath, JSON.stringify({ ...state, active: names.join(' ') }, null, 2));
+    log(
+      'INFO',
+      'tuned.profiles.loader',
+      names.length > 1 ? `loading profiles: ${names.join(', ')}` : `loading profile: ${names[0]}`,
+    );
+    for (const name of names) {
+      for (const [option, plugin] of state.ignoredOptions?.[name] ?? []) {
+        log('WARNING', 'tuned.plugins.base', `Unknown option '${option}' for plugin '${plugin}'.`);
+      }
+    }
+    log('INFO', 'tuned.daemon.daemon', `static tuning from profile '${names.join(' ')}' applied`);
     return 0;
   },
 };

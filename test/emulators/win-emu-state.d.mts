@@ -19,6 +19,11 @@ export interface EmuState {
   policy: string | null;
   oemcp: number | null;
   firmware: Record<string, string>;
+  nonSticky?: Record<string, [number, number]>;
+  policySettings?: Record<string, [number, number]>;
+  events?: string | null;
+  eventsFile?: string;
+  wevtutilFails?: boolean;
 }
 
 export declare const SCHEME: {
@@ -38,7 +43,10 @@ export declare const S: Record<
   | 'coreParkingMinCores'
   | 'perfIncreaseThreshold'
   | 'perfIncreaseTime'
-  | 'personality',
+  | 'personality'
+  | 'idleStateMax'
+  | 'idlePromote'
+  | 'idleDemote',
   string
 >;
 

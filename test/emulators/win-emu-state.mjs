@@ -14,7 +14,15 @@
 //   "noQh": false,                   a Windows without /qh (2012 R2 and older)
 //   "policy": null | "<GUID>",       group policy ActivePowerScheme (read by reg-win.mjs)
 //   "oemcp": 437,                    registry OEMCP (reg-win.mjs; default: codepage)
-//   "firmware": { "SystemManufacturer": "...", "SystemProductName": "..." }
+//   "firmware": { "SystemManufacturer": "...", "SystemProductName": "..." },
+//   "nonSticky": { "<setting GUID>": [ac, dc] },  the active scheme reports these values whatever
+//                                    the plan says (a setting that does not stick)
+//   "policySettings": { "<setting GUID>": [ac, dc] },  group policy pins single settings: reg answers
+//                                    PowerSettings\<GUID> ACSettingIndex/DCSettingIndex, and the active
+//                                    scheme reports the pinned values
+//   "events": "<Event>...</Event>..." | null,  what wevtutil.mjs prints for the System log query
+//   "eventsFile": "<path>",          or a file to print instead (a captured export)
+//   "wevtutilFails": false           wevtutil answers access denied
 // }
 // Every argv is appended as a JSON line to POWERPLAN_EMU_LOG when set.
 import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -39,6 +47,9 @@ export const S = {
   perfIncreaseThreshold: '06cadf0e-64ed-448a-8927-ce7bf90eb35d',
   perfIncreaseTime: '984cf492-3bed-4488-a8f9-4286c97bf5aa',
   personality: '245d8541-3943-4422-b025-13a784f679b7',
+  idleStateMax: '9943e905-9a30-4ec1-9b99-44dd3b76f7a2',
+  idlePromote: '7b224883-b3cc-4d79-819f-8374152cbe7c',
+  idleDemote: '4b92d758-5a24-4851-a470-815d78aee119',
 };
 
 /** Plan names as captured in test/fixtures/powercfg-list; the de-DE and ko-KR Ultimate names are not from a capture. */
@@ -60,6 +71,9 @@ const processor = (min, max, boost, epp, cores, incThreshold, incTime, personali
   [S.perfIncreaseThreshold]: incThreshold,
   [S.perfIncreaseTime]: incTime,
   [S.personality]: [personality, personality],
+  [S.idleStateMax]: [0, 0],
+  [S.idlePromote]: [60, 40],
+  [S.idleDemote]: [40, 20],
 });
 
 /** A stock Windows Server in a locale: Balanced active, High performance, Power saver; Ultimate as a template. */

@@ -1,8 +1,10 @@
 /**
- * The Ansible role and example playbook against a real `powerplan serve` on the simulated backend,
- * with a token file so the Authorization header is exercised: the first run changes the plan, the
- * second changes nothing, check mode reports the change it would make and makes none (checked
- * through GET /v1/plans/active), and a run without a token fails.
+ * The Ansible collection powerplan.powerplan (integrations/ansible) as a user gets it: built and
+ * installed with ansible-galaxy, its modules' documentation rendered by ansible-doc, and the role
+ * with examples/site.yml run by ansible-playbook against two live services on the simulated
+ * backend (agent_a with a token file, agent_b without): --check --diff changes nothing and shows the
+ * change, a real run changes both hosts and a second one nothing, a refused call fails with the
+ * service's own detail as msg; the desired plan and holds through the modules directly.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -10,113 +12,262 @@ import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { type ServerProcess, startServer } from '../support/processes.ts';
-import { ansibleInstall as install, prepareAnsible, requireTool, run, runPlaybook } from './tools.ts';
+import {
+  ansibleInstall as install,
+  prepareAnsible,
+  requireTool,
+  run,
+  runAnsible,
+  runPlaybook,
+} from './tools.ts';
 
-interface Recap {
-  ok: number;
-  changed: number;
-  failed: number;
+const hosts = ['agent_a', 'agent_b'] as const;
+type Host = (typeof hosts)[number];
+
+interface Run {
+  code: number | null;
+  recap: Record<Host, { ok: number; changed: number; failed: number }>;
+
   output: string;
 }
 
-describe('Ansible role powerplan and examples/site.yml', () => {
-  let t: TestDeps;
-  let server: ServerProcess | undefined;
-  let token = '';
+describe('Ansible collection powerplan.powerplan (modules, role, examples/site.yml)', () => {
+  let dir: TestDeps;
+  const agents: Partial<Record<Host, { deps: TestDeps; server: ServerProcess }>> = {};
+  let control = '';
+  let read = '';
   let available = false;
 
-  const playbook = async (extra: string[], withToken = true): Promise<Recap> => {
-    const r = await runPlaybook(t.dir, 'site.yml', server!.url, [
-      ...(withToken ? ['-e', `powerplan_token=${token}`] : []),
-      ...extra,
-    ]);
-    const output = `${r.stdout}\n${r.stderr}`;
-    const m = /^localhost\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)/m.exec(r.stdout);
-    assert.ok(m, `no PLAY RECAP for localhost (exit ${r.code}):\n${output}`);
-    return { ok: Number(m[1]), changed: Number(m[2]), failed: Number(m[3]), output };
-  };
-
-  const activeKind = async () => {
-    const res = await fetch(`${server!.url}/v1/plans/active`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
+  const url = (h: Host) => agents[h]!.server.url;
+  const auth = (h: Host) => (h === 'agent_a' ? { authorization: `Bearer ${control}` } : undefined);
+  const activeKind = async (h: Host) => {
+    const res = await fetch(`${url(h)}/v1/plans/active`, { headers: auth(h) });
     assert.equal(res.status, 200);
     return ((await res.json()) as { plan: { kind: string } }).plan.kind;
   };
 
+  const recapOf = (stdout: string) => {
+    const recap = {} as Run['recap'];
+    for (const h of hosts) {
+      const m = new RegExp(
+        `^${h}\\s*:\\s*ok=(\\d+)\\s+changed=(\\d+)\\s+unreachable=\\d+\\s+failed=(\\d+)`,
+        'm',
+      ).exec(stdout);
+      // A host left out (--limit) has no line; its counts stay undefined, so no assertion passes by chance.
+      if (m) recap[h] = { ok: Number(m[1]), changed: Number(m[2]), failed: Number(m[3]) };
+    }
+    return recap;
+  };
+
+  const site = async (extra: string[]): Promise<Run> => {
+    const r = await runPlaybook(dir.dir, 'site.yml', undefined, extra);
+    const output = `${r.stdout}\n${r.stderr}`;
+    return { code: r.code, recap: recapOf(r.stdout), output };
+  };
+
+  /** The JSON of `FAILED! => {...}` for a host in ansible's default output. */
+  const failure = (output: string, h: Host) => {
+    const m = new RegExp(`^fatal: \\[${h}\\]: FAILED! => (\\{.*\\})$`, 'm').exec(output);
+    assert.ok(m, `no failure of ${h}:\n${output}`);
+    return JSON.parse(m[1]!) as { msg: string; status: number; code: string; changed: boolean };
+  };
+
   before(async () => {
     available = (await run('ansible-playbook', ['--version'], { timeoutMs: 60_000 })).code === 0;
-    t = await testDeps();
+    dir = await testDeps();
     if (!available) return;
-    const tokenFile = join(t.dir, 'tokens.json');
-    token = (await createToken(tokenFile, 'ansible', ['control'])).token;
-    await prepareAnsible(t.dir);
-    server = await startServer({ ...t.env, POWERPLAN_TOKEN_FILE: tokenFile });
+    for (const h of hosts) {
+      const deps = await testDeps();
+      let env = deps.env;
+      if (h === 'agent_a') {
+        const file = join(deps.dir, 'tokens.json');
+        control = (await createToken(file, 'ansible', ['control'])).token;
+        read = (await createToken(file, 'ansible-read', ['read'])).token;
+        env = { ...env, POWERPLAN_TOKEN_FILE: file };
+      }
+      agents[h] = { deps, server: await startServer(env) };
+    }
+    const python = 'ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"';
+    await prepareAnsible(
+      dir.dir,
+      `[databases]\nagent_a ${python} powerplan_url=${url('agent_a')} powerplan_token=${control}\n` +
+        `agent_b ${python} powerplan_url=${url('agent_b')}\n`,
+    );
   });
   after(async () => {
-    await server?.stop();
-    await t.cleanup();
+    for (const a of Object.values(agents)) {
+      await a.server.stop();
+      await a.deps.cleanup();
+    }
+    await dir.cleanup();
   });
 
-  it('changes the plan on the first run, reports it, and benchmarks', async (ctx) => {
+  it('installs with ansible-galaxy, and ansible-doc renders each module', async (ctx) => {
     if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
-    assert.equal(await activeKind(), 'balanced');
-    const r = await playbook([
-      '-e',
-      'powerplan_apply=true',
-      '-e',
-      'powerplan_plan=high-performance',
-      '-e',
-      'powerplan_benchmark=true',
-      '-e',
-      'powerplan_benchmark_force=true',
-    ]);
-    assert.equal(r.failed, 0, r.output);
-    assert.equal(r.changed, 1, r.output);
-    assert.match(r.output, /changed: \[localhost\]/);
-    assert.match(r.output, /plan: Balanced \(balanced, 381b4222-f694-41f0-9685-ff5bb260df2e\)/);
-    assert.match(r.output, /advice: \S/);
-    assert.match(r.output, /set: Balanced -> High performance \(changed\)/);
-    assert.equal(await activeKind(), 'high-performance');
-    const benchmarks = await fetch(`${server!.url}/v1/benchmarks`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    assert.equal(((await benchmarks.json()) as { total: number }).total, 1);
+    const list = await runAnsible(dir.dir, 'ansible-doc', ['-t', 'module', '-l', 'powerplan.powerplan']);
+    assert.equal(list.code, 0, list.stderr);
+    for (const m of ['powerplan_info', 'powerplan_plan', 'powerplan_hold']) {
+      assert.match(list.stdout, new RegExp(`^powerplan\\.powerplan\\.${m} +\\S`, 'm'));
+      const doc = await runAnsible(dir.dir, 'ansible-doc', [`powerplan.powerplan.${m}`]);
+      assert.equal(doc.code, 0, doc.stderr);
+      assert.doesNotMatch(doc.stderr, /WARNING|ERROR/, doc.stderr);
+      for (const section of ['OPTIONS', 'ATTRIBUTES', 'EXAMPLES:', 'RETURN VALUES:']) {
+        assert.ok(doc.stdout.includes(section), `${m}: no ${section}\n${doc.stdout}`);
+      }
+      // The shared options from the doc fragment, and an example that names the module.
+      for (const option of ['url', 'token', 'validate_certs', 'ca_path', 'timeout']) {
+        assert.match(doc.stdout, new RegExp(`^[-=] ${option}\\b`, 'm'), `${m}: option ${option}`);
+      }
+      assert.ok(doc.stdout.includes(`powerplan.powerplan.${m}:`), `${m}: its examples`);
+    }
+    const plan = await runAnsible(dir.dir, 'ansible-doc', ['powerplan.powerplan.powerplan_plan']);
+    assert.match(plan.stdout, /choices: \[active, desired, absent\]/);
   });
 
-  it('changes nothing on the second run', async (ctx) => {
+  it('--check --diff shows the change on both hosts and makes none', async (ctx) => {
     if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
-    const r = await playbook(['-e', 'powerplan_apply=true', '-e', 'powerplan_plan=high-performance']);
-    assert.equal(r.failed, 0, r.output);
-    assert.equal(r.changed, 0, r.output);
-    assert.match(r.output, /set: High performance -> High performance \(already active\)/);
-    assert.equal(await activeKind(), 'high-performance');
-  });
-
-  it('in check mode reports the change it would make and makes none', async (ctx) => {
-    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
-    const r = await playbook(['--check', '-e', 'powerplan_apply=true', '-e', 'powerplan_plan=balanced']);
-    assert.equal(r.failed, 0, r.output);
-    assert.equal(r.changed, 1, r.output);
-    assert.match(r.output, /set: High performance -> Balanced \(would change, check mode\)/);
-    assert.equal(await activeKind(), 'high-performance');
-
-    const same = await playbook([
+    const r = await site([
       '--check',
+      '--diff',
       '-e',
       'powerplan_apply=true',
       '-e',
       'powerplan_plan=high-performance',
     ]);
-    assert.equal(same.failed, 0, same.output);
-    assert.equal(same.changed, 0, same.output);
-    assert.equal(await activeKind(), 'high-performance');
+    assert.equal(r.code, 0, r.output);
+    for (const h of hosts) {
+      assert.deepEqual([r.recap[h].changed, r.recap[h].failed], [1, 0], r.output);
+      assert.equal(await activeKind(h), 'balanced');
+    }
+    assert.match(r.output, /^-\s+"name": "Balanced"$/m);
+    assert.match(r.output, /^\+\s+"name": "High performance"$/m);
+    assert.match(r.output, /^\+\s+"id": "8c5e7fda-e8bf-4a96-9a85-a6e23a8c635c",?$/m);
+    assert.match(r.output, /set: Balanced -> High performance \(would change, check mode\)/);
   });
 
-  it('fails without the token the service asks for', async (ctx) => {
+  it('a real run changes both hosts; run again, it changes nothing', async (ctx) => {
     if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
-    const r = await playbook([], false);
-    assert.equal(r.failed, 1, r.output);
-    assert.match(r.output, /401/);
+    const args = ['--diff', '-e', 'powerplan_apply=true', '-e', 'powerplan_plan=high-performance'];
+    const first = await site(args);
+    assert.equal(first.code, 0, first.output);
+    for (const h of hosts) {
+      assert.deepEqual([first.recap[h].changed, first.recap[h].failed], [1, 0], first.output);
+      assert.equal(await activeKind(h), 'high-performance');
+    }
+    assert.match(first.output, /set: Balanced -> High performance \(changed\)/);
+    const second = await site(args);
+    assert.equal(second.code, 0, second.output);
+    for (const h of hosts) assert.deepEqual([second.recap[h].changed, second.recap[h].failed], [0, 0]);
+    assert.doesNotMatch(second.output, /^--- before/m);
+    assert.match(second.output, /set: High performance -> High performance \(already active\)/);
+  });
+
+  it('a refused call fails the task with the service detail as msg, and changes nothing', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    // What the service answers a read-only token, asked directly.
+    const res = await fetch(`${url('agent_a')}/v1/plans/active`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${read}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ plan: 'balanced', dryRun: true }),
+    });
+    assert.equal(res.status, 403);
+    const problem = (await res.json()) as { detail: string; code: string };
+    const r = await site([
+      '-e',
+      'powerplan_apply=true',
+      '-e',
+      'powerplan_plan=balanced',
+      '-e',
+      `powerplan_token=${read}`,
+    ]);
+    assert.notEqual(r.code, 0, r.output);
+    assert.equal(r.recap.agent_a.failed, 1, r.output);
+    const f = failure(r.output, 'agent_a');
+    assert.equal(f.msg, problem.detail);
+    assert.equal(f.status, 403);
+    assert.equal(f.code, problem.code);
+    assert.equal(f.changed, false);
+    assert.doesNotMatch(r.output, /changed_when|has no attribute/);
+    assert.equal(await activeKind('agent_a'), 'high-performance');
+    // agent_b has no token file: the read token is no reason to refuse there.
+    assert.equal(r.recap.agent_b.failed, 0, r.output);
+    // An unknown plan: the service's 404 detail, listing the plans.
+    const unknown = await site([
+      '-e',
+      'powerplan_apply=true',
+      '-e',
+      'powerplan_plan=nope',
+      '--limit',
+      'agent_b',
+    ]);
+    assert.match(failure(unknown.output, 'agent_b').msg, /^Plan 'nope' not found; available: .*\(Balanced\)/);
+  });
+
+  it('the desired plan: --check --diff, set, set again unchanged, through the role', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    const args = ['--diff', '-e', 'powerplan_desired=balanced', '-e', 'powerplan_desired_enforce=false'];
+    const desired = async (h: Host) =>
+      (await (await fetch(`${url(h)}/v1/desired`, { headers: auth(h) })).json()) as { planId: string | null };
+    const check = await site(['--check', ...args]);
+    for (const h of hosts) assert.equal(check.recap[h].changed, 1, check.output);
+    assert.match(check.output, /^\+\s+"plan": "Balanced"$/m);
+    assert.equal((await desired('agent_b')).planId, null);
+    const first = await site(args);
+    for (const h of hosts)
+      assert.deepEqual([first.recap[h].changed, first.recap[h].failed], [1, 0], first.output);
+    assert.equal((await desired('agent_b')).planId, '381b4222-f694-41f0-9685-ff5bb260df2e');
+    const again = await site(args);
+    for (const h of hosts) assert.equal(again.recap[h].changed, 0, again.output);
+    // No desired plan, with the module itself (ad hoc, each host's url and token from the inventory).
+    const none = await runAnsible(dir.dir, 'ansible', [
+      '-i',
+      join(dir.dir, 'inventory.ini'),
+      'all',
+      '-m',
+      'powerplan.powerplan.powerplan_plan',
+      '-a',
+      "state=absent url={{ powerplan_url }} token={{ powerplan_token | default('') }}",
+    ]);
+    for (const h of hosts) assert.match(none.stdout, new RegExp(`^${h} \\| CHANGED`, 'm'), none.stdout);
+    assert.equal((await desired('agent_a')).planId, null);
+  });
+
+  it('powerplan_hold: taken once per reason, check mode takes none, released by reason with the plan restored', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    const hold = (args: string, check = false) =>
+      runAnsible(dir.dir, 'ansible', [
+        '-i',
+        join(dir.dir, 'inventory.ini'),
+        'agent_b',
+        '-m',
+        'powerplan.powerplan.powerplan_hold',
+        '-a',
+        `url=${url('agent_b')} ${args}`,
+        ...(check ? ['--check'] : []),
+      ]);
+    const holds = async () =>
+      ((await (await fetch(`${url('agent_b')}/v1/holds`)).json()) as { holds: { reason: string }[] }).holds;
+    const restore = await activeKind('agent_b');
+    const take = 'plan=power-saver duration=1h reason=ansible-test';
+    const dry = await hold(take, true);
+    assert.match(dry.stdout, /^agent_b \| CHANGED/m, dry.stdout);
+    assert.deepEqual(await holds(), []);
+    const first = await hold(take);
+    assert.match(first.stdout, /^agent_b \| CHANGED/m, first.stdout);
+    assert.equal(await activeKind('agent_b'), 'power-saver');
+    const second = await hold(take);
+    assert.match(second.stdout, /^agent_b \| SUCCESS/m, second.stdout);
+    assert.equal((await holds()).length, 1);
+    // A hold for another plan while this one is in force: the service's 409, as msg.
+    const clash = await hold('plan=balanced duration=1h reason=other');
+    assert.match(clash.stdout, /^agent_b \| FAILED!/m);
+    assert.match(clash.stdout, /"code": "conflict"/);
+    const release = await hold('state=absent reason=ansible-test');
+    assert.match(release.stdout, /^agent_b \| CHANGED/m, release.stdout);
+    assert.match(release.stdout, new RegExp(`"restored": \\{[^}]*"kind": "${restore}"`, 's'));
+    assert.deepEqual(await holds(), []);
+    assert.equal(await activeKind('agent_b'), restore);
+    const again = await hold('state=absent reason=ansible-test');
+    assert.match(again.stdout, /^agent_b \| SUCCESS/m, again.stdout);
   });
 });

@@ -118,7 +118,7 @@ describe('PowerShell module PowerPlan (Pester, live services)', () => {
         join(import.meta.dirname, 'powershell', 'Invoke-Tests.ps1'),
         summaryPath,
       ],
-      { env: { ...process.env, ...env, POWERPLAN_TEST_PWSH: pwsh, NO_COLOR: '1' }, timeoutMs: 240_000 },
+      { env: { ...process.env, ...env, POWERPLAN_TEST_PWSH: pwsh, NO_COLOR: '1' }, timeoutMs: 420_000 },
     );
     const output = `${r.stdout}\n${r.stderr}`;
     const summary = JSON.parse(await readFile(summaryPath, 'utf8').catch(() => '{}')) as {

@@ -101,39 +101,63 @@ export const parsePrometheusText = async (python: string, text: string): Promise
 export const ansibleDir = join(repoRoot, 'integrations', 'ansible');
 export const ansibleInstall = 'apt-get install ansible-core';
 
-/** A private home and a local-connection inventory for ansible-playbook runs in `dir`. */
-export const prepareAnsible = async (dir: string): Promise<void> => {
+/** The environment of every Ansible command: a private home, the collection installed in `dir`. */
+export const ansibleEnv = (dir: string): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: join(dir, 'home'),
+  LANG: 'C.UTF-8',
+  ANSIBLE_CONFIG: join(ansibleDir, 'ansible.cfg'),
+  ANSIBLE_COLLECTIONS_PATH: join(dir, 'collections'),
+  ANSIBLE_LOCAL_TEMP: join(dir, 'ansible-tmp'),
+  ANSIBLE_NOCOLOR: '1',
+  ANSIBLE_FORCE_COLOR: '0',
+  ANSIBLE_STDOUT_CALLBACK: 'default',
+});
+
+/** Runs an Ansible command (ansible, ansible-doc, ...) with ansibleEnv(dir) in integrations/ansible. */
+export const runAnsible = (dir: string, file: string, args: string[]) =>
+  run(file, args, { cwd: ansibleDir, timeoutMs: 180_000, env: ansibleEnv(dir) });
+
+/**
+ * What a user does once: builds the collection (ansible-galaxy collection build) and installs the
+ * tarball into `dir`/collections; writes `dir`/inventory.ini (given, or one local-connection host).
+ */
+export const prepareAnsible = async (dir: string, inventory?: string): Promise<void> => {
   await mkdir(join(dir, 'home'), { recursive: true });
+  const built = await runAnsible(dir, 'ansible-galaxy', [
+    'collection',
+    'build',
+    ansibleDir,
+    '--output-path',
+    join(dir, 'build'),
+  ]);
+  if (built.code !== 0)
+    throw new Error(`ansible-galaxy collection build failed:\n${built.stdout}${built.stderr}`);
+  const tarball = /Created collection for \S+ at (\S+)/.exec(built.stdout)?.[1];
+  if (!tarball) throw new Error(`ansible-galaxy collection build said:\n${built.stdout}`);
+  const installed = await runAnsible(dir, 'ansible-galaxy', [
+    'collection',
+    'install',
+    tarball,
+    '-p',
+    join(dir, 'collections'),
+  ]);
+  if (installed.code !== 0) {
+    throw new Error(`ansible-galaxy collection install failed:\n${installed.stdout}${installed.stderr}`);
+  }
   await writeFile(
     join(dir, 'inventory.ini'),
-    '[powerplan]\nlocalhost ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"\n',
+    inventory ??
+      '[powerplan]\nlocalhost ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"\n',
   );
 };
 
 /** Runs one of the example playbooks against `url` with the repository's ansible.cfg (as a user would in integrations/ansible). */
-export const runPlaybook = (dir: string, playbook: string, url: string, extra: string[] = []) =>
-  run(
-    'ansible-playbook',
-    [
-      '-i',
-      join(dir, 'inventory.ini'),
-      join(ansibleDir, 'examples', playbook),
-      '-e',
-      `powerplan_url=${url}`,
-      ...extra,
-    ],
-    {
-      cwd: ansibleDir,
-      timeoutMs: 180_000,
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: join(dir, 'home'),
-        LANG: 'C.UTF-8',
-        ANSIBLE_CONFIG: join(ansibleDir, 'ansible.cfg'),
-        ANSIBLE_LOCAL_TEMP: join(dir, 'ansible-tmp'),
-        ANSIBLE_NOCOLOR: '1',
-        ANSIBLE_FORCE_COLOR: '0',
-        ANSIBLE_STDOUT_CALLBACK: 'default',
-      },
-    },
-  );
+export const runPlaybook = (dir: string, playbook: string, url: string | undefined, extra: string[] = []) =>
+  runAnsible(dir, 'ansible-playbook', [
+    '-i',
+    join(dir, 'inventory.ini'),
+    join(ansibleDir, 'examples', playbook),
+    ...(url ? ['-e', `powerplan_url=${url}`] : []),
+    ...extra,
+  ]);

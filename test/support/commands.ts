@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 
 const emulators = join(import.meta.dirname, '..', 'emulators');
-const scripts = { powercfg: 'powercfg.mjs', reg: 'reg-win.mjs', icacls: 'icacls.mjs' } as const;
+const scripts = { powercfg: 'powercfg.mjs', reg: 'reg-win.mjs', icacls: 'icacls.mjs', wevtutil: 'wevtutil.mjs' } as const;
 
 export const emulatorCommand = (name: keyof typeof scripts): string => {
   const standins = process.env.POWERPLAN_TEST_STANDINS;
@@ -46,6 +46,7 @@ const INHERITED_ON_WINDOWS = [
   'POWERPLAN_POWERCFG',
   'POWERPLAN_REG',
   'POWERPLAN_ICACLS',
+  'POWERPLAN_WEVTUTIL',
 ];
 
 export const childBaseEnv = (): Record<string, string> => {

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { childBaseEnv } from './commands.ts';
 import { repoRoot } from './deps.ts';
 
-export const binPath = join(repoRoot, 'bin', 'powerplan.js');
+/**
+ * The `powerplan` command. On Windows the bundle itself (built by the Windows tier before it
+ * starts): bin/powerplan.js would fall back to tsx for a source changed since, and tsx cannot run
+ * there (its esbuild is the Linux build).
+ */
+export const binPath =
+  process.platform === 'win32' ? join(repoRoot, 'dist', 'powerplan.mjs') : join(repoRoot, 'bin', 'powerplan.js');
 
 export interface CliResult {
   code: number | null;

@@ -31,7 +31,8 @@ if (!standinExe || !wineprefix)
 const work = mkdtempSync('/tmp/powerplan-windows-e2e-');
 const wine = openPrefix(wineprefix, work);
 const nodeExe = pinned('nodeWin');
-const bin = winPath(join(repoRoot, 'bin', 'powerplan.js'));
+// The bundle, as bin/powerplan.js runs it while it is fresh (built by the tier before it starts).
+const bin = winPath(join(repoRoot, 'dist', 'powerplan.mjs'));
 const emuState = join(work, 'emu-state.json');
 const standins = linkStandins(standinExe, join(work, 'standins'), { POWERPLAN_EMU_STATE: winPath(emuState) });
 const stateDir = join(work, 'state');
@@ -42,6 +43,7 @@ const env = (dir: string) => ({
   POWERPLAN_POWERCFG: standins.powercfg,
   POWERPLAN_REG: standins.reg,
   POWERPLAN_ICACLS: standins.icacls,
+  POWERPLAN_WEVTUTIL: standins.wevtutil,
   POWERPLAN_PORT: '0',
   POWERPLAN_LOG_LEVEL: 'info',
 });

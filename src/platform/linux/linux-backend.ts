@@ -13,6 +13,8 @@ import { type RunFn, runCommand } from '../../lib/run-command.ts';
 import type { BackendFacts, PowerBackend } from '../backend.ts';
 import { ReadCache } from '../read-cache.ts';
 import type { Commands, Runner } from './commands.ts';
+import { linuxControl, readIdleStates } from './cpuidle.ts';
+import { mergeEffective, sysfsEffective, tunedVerify } from './effective.ts';
 import type { OwnerView } from './owner-view.ts';
 import { probePpd } from './ppd.ts';
 import { processorSettings } from './settings.ts';
@@ -43,6 +45,10 @@ export interface LinuxBackendOptions {
    * but nothing is kept once it has finished.
    */
   cacheTtlMs?: number;
+  /** The PM QoS device read for the latency limit; default /dev/cpu_dma_latency with the real /sys, else none. */
+  dmaLatencyPath?: string | null;
+  /** tuned's log, read for the details of `tuned-adm verify`; default /var/log/tuned/tuned.log. */
+  tunedLog?: string;
 }
 
 interface Inspection {
@@ -61,6 +67,12 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
   const io = options.io ?? defaultSysfsIo;
   const uid = options.uid ?? process.getuid?.();
   const ttl = options.cacheTtlMs ?? 1_500;
+  const dmaLatencyPath =
+    options.dmaLatencyPath !== undefined
+      ? options.dmaLatencyPath
+      : sysfsRoot === '/sys'
+        ? '/dev/cpu_dma_latency'
+        : null;
   const runner: Runner = {
     cache: new ReadCache(ttl, Date.now, ttl === 0 ? 0 : 30_000),
     run: options.run ?? runCommand,
@@ -136,7 +148,11 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
       return (await inspect()).view.plans;
     },
     async getActive(): Promise<ActivePlan> {
-      const { state, view, notes } = await inspect();
+      const [{ state, view, notes, virt: v }, idle] = await Promise.all([
+        inspect(),
+        readIdleStates({ sysfsRoot, dmaLatencyPath }),
+      ]);
+      const control = await linuxControl(state, idle, v.vm ? (virtLabel(v) ?? 'hypervisor flag') : null);
       return {
         plan: view.plans.find((p) => p.active) ?? null,
         processor: processorSettings(state),
@@ -145,6 +161,8 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
         canSet: view.canSet,
         ...(view.cannotSetReason ? { cannotSetReason: view.cannotSetReason } : {}),
         ...noteFields(notes),
+        idle,
+        control,
       };
     },
     async setActive(planId) {
@@ -161,6 +179,14 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
         // Even a failed switch may have changed something: the next read asks the daemon again.
         runner.cache.clear();
       }
+    },
+    async checkEffective(planId) {
+      runner.cache.clear();
+      const { state, view } = await inspect();
+      const parts = [sysfsEffective(view.owner, planId, state)];
+      if (view.owner === 'tuned')
+        parts.push(await tunedVerify(runner, options.tunedLog ?? '/var/log/tuned/tuned.log'));
+      return mergeEffective(...parts);
     },
     async facts(): Promise<BackendFacts> {
       const [v, powerSource] = await Promise.all([virt(), detectPowerSource(sysfsRoot)]);

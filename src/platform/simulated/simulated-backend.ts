@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { PowerPlanError } from '../../domain/errors.ts';
+import type { Control, Effective, IdleStates, Mismatch } from '../../domain/idle.ts';
 import { type Note, noteFields } from '../../domain/notes.ts';
 import {
   type AcDc,
@@ -19,7 +20,14 @@ import {
 } from '../../domain/schemas.ts';
 import type { Store } from '../../lib/store.ts';
 import type { BackendFacts, CreatableKind, PowerBackend } from '../backend.ts';
-import { CREATED_SCHEME, planTemplates, powercfgAliases, SCHEME } from '../windows/well-known.ts';
+import {
+  CREATED_SCHEME,
+  planTemplates,
+  powercfgAliases,
+  SCHEME,
+  STOCK_SETTINGS,
+  stockDifferences,
+} from '../windows/well-known.ts';
 
 const Ac = z.object({ ac: z.number(), dc: z.number() });
 
@@ -35,6 +43,7 @@ const SimPlan = z.object({
   coreParkingMinCores: Ac,
   perfIncreaseThreshold: Ac,
   perfIncreaseTime: Ac,
+  idleDisable: Ac.default({ ac: 0, dc: 0 }),
 });
 type SimPlan = z.infer<typeof SimPlan>;
 
@@ -46,6 +55,18 @@ const SimState = z.object({
   /** Simulates a caller without administrator rights. */
   elevated: z.boolean().default(true),
   virtualization: Virtualization.default({ detected: false, kind: null }),
+  /**
+   * Faults, so a test can see a change that did not take effect: settings the system keeps at
+   * another value whatever the plan says, settings pinned by group policy, and options the plan
+   * sets that the system ignores (like a misspelled tuned option).
+   */
+  faults: z
+    .object({
+      nonSticky: z.record(z.string(), Ac).default({}),
+      policySettings: z.record(z.string(), Ac).default({}),
+      ignoredOptions: z.array(z.object({ option: z.string(), wanted: z.string() })).default([]),
+    })
+    .default({ nonSticky: {}, policySettings: {}, ignoredOptions: [] }),
 });
 type SimState = z.infer<typeof SimState>;
 
@@ -63,6 +84,7 @@ const balanced: SimPlan = {
   coreParkingMinCores: { ac: 10, dc: 10 },
   perfIncreaseThreshold: { ac: 60, dc: 80 },
   perfIncreaseTime: both(3),
+  idleDisable: both(0),
 };
 
 const stockPlans = (): SimPlan[] => [
@@ -79,6 +101,7 @@ const stockPlans = (): SimPlan[] => [
     coreParkingMinCores: both(100),
     perfIncreaseThreshold: both(30),
     perfIncreaseTime: both(1),
+    idleDisable: both(0),
   },
   {
     id: SCHEME.powerSaver,
@@ -92,6 +115,7 @@ const stockPlans = (): SimPlan[] => [
     coreParkingMinCores: both(10),
     perfIncreaseThreshold: both(90),
     perfIncreaseTime: both(3),
+    idleDisable: both(0),
   },
 ];
 
@@ -101,6 +125,7 @@ export const defaultSimulatedState = (): SimState => ({
   policyManaged: false,
   elevated: true,
   virtualization: { detected: false, kind: null },
+  faults: { nonSticky: {}, policySettings: {}, ignoredOptions: [] },
 });
 
 const acdc = (v: { ac: number; dc: number }): AcDc => ({ ac: v.ac, dc: v.dc });
@@ -116,6 +141,70 @@ const settingsOf = (p: SimPlan): ProcessorSettings => ({
   perfIncreaseTime: acdc(p.perfIncreaseTime),
 });
 
+/** The settings a switch is checked on, by their answer names. */
+const CHECKED = ['minState', 'maxState', 'boostMode', 'epp', 'idleDisable'] as const;
+const answerName: Record<(typeof CHECKED)[number], string> = {
+  minState: 'minStatePercent',
+  maxState: 'maxStatePercent',
+  boostMode: 'boostMode',
+  epp: 'epp',
+  idleDisable: 'idleDisable',
+};
+
+/** The plan as in force: settings that do not stick and policy-pinned settings win over the plan. */
+const inForce = (state: SimState, p: SimPlan): SimPlan => {
+  const over = { ...state.faults.nonSticky, ...state.faults.policySettings };
+  const out = { ...p };
+  for (const k of CHECKED) {
+    const v = over[answerName[k]] ?? over[k];
+    if (v) out[k] = v;
+  }
+  return out;
+};
+
+const simulatedIdle = (p: SimPlan): IdleStates => ({
+  source: 'simulated',
+  driver: null,
+  governor: null,
+  cpus: 0,
+  states: [],
+  deepestEnabled: null,
+  pmQos: null,
+  windows: {
+    idleDisable: acdc(p.idleDisable),
+    idleStateMaximum: null,
+    promoteThreshold: null,
+    demoteThreshold: null,
+  },
+});
+
+const simulatedControl = (state: SimState): Control =>
+  state.virtualization.detected
+    ? {
+        decidedBy: 'hypervisor',
+        clockControl: false,
+        idleControl: false,
+        evidence: [
+          {
+            source: 'simulation',
+            value: state.virtualization.kind,
+            text: 'simulated virtual machine: one idle state and no performance control, so the host decides',
+          },
+        ],
+      }
+    : {
+        decidedBy: 'os',
+        clockControl: true,
+        idleControl: true,
+        evidence: [
+          {
+            source: 'simulation',
+            value: 'os',
+            text: 'simulated server: the OS controls clock and idle states',
+          },
+        ],
+      };
+
 export interface SimulatedBackendOptions {
   store: Store;
 }
@@ -125,17 +214,28 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
     (await store.read('simulated-backend.json', SimState)) ?? defaultSimulatedState();
   const save = (state: SimState) => store.write('simulated-backend.json', state);
 
-  const toPlan = (state: SimState, p: SimPlan): Plan => ({
-    id: p.id,
-    name: p.name,
-    kind: p.kind,
-    kindSource:
-      p.builtin || (Object.values(CREATED_SCHEME) as string[]).includes(p.id)
-        ? 'well-known-id'
-        : 'personality',
-    active: p.id === state.activeId,
-    builtin: p.builtin,
-  });
+  const toPlan = (state: SimState, p: SimPlan): Plan => {
+    const differences = p.builtin
+      ? stockDifferences(p.id, {
+          minStatePercent: p.minState.ac,
+          maxStatePercent: p.maxState.ac,
+          idleDisable: p.idleDisable.ac,
+        })
+      : [];
+    return {
+      id: p.id,
+      name: p.name,
+      kind: p.kind,
+      kindSource:
+        p.builtin || (Object.values(CREATED_SCHEME) as string[]).includes(p.id)
+          ? 'well-known-id'
+          : 'personality',
+      active: p.id === state.activeId,
+      builtin: p.builtin,
+      ...(p.builtin && STOCK_SETTINGS[p.id] ? { edited: differences.length > 0 } : {}),
+      ...(differences.length ? { differences } : {}),
+    };
+  };
 
   const capabilities = async (): Promise<Capabilities> => ({
     listPlans: true,
@@ -164,7 +264,7 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
         : [];
       return {
         plan: toPlan(state, active),
-        processor: settingsOf(active),
+        processor: settingsOf(inForce(state, active)),
         owner: state.policyManaged ? 'group-policy' : 'simulated',
         policyManaged: state.policyManaged,
         canSet: state.elevated,
@@ -175,7 +275,43 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
                 'Changing the power plan requires administrator rights: run the service elevated.',
             }),
         ...noteFields(notes),
+        idle: simulatedIdle(inForce(state, active)),
+        control: simulatedControl(state),
       };
+    },
+    async checkEffective(planId): Promise<Effective> {
+      const state = await load();
+      const plan = state.plans.find((p) => p.id === planId);
+      if (!plan) return { checked: false, matches: true, settings: [], mismatches: [] };
+      const now = inForce(state, plan);
+      const mismatches: Mismatch[] = [];
+      const settings: string[] = [];
+      for (const k of CHECKED) {
+        for (const power of ['ac', 'dc'] as const) {
+          const setting = `${answerName[k]}.${power}`;
+          settings.push(setting);
+          if (plan[k][power] === now[k][power]) continue;
+          const pinned = state.faults.policySettings[answerName[k]] ?? state.faults.policySettings[k];
+          mismatches.push({
+            setting,
+            wanted: plan[k][power],
+            got: now[k][power],
+            cause: pinned
+              ? "group policy pins this setting; the plan's value never applies. Change the policy instead."
+              : 'the setting did not stick: the system reports another value for the active plan.',
+          });
+        }
+      }
+      for (const o of state.faults.ignoredOptions) {
+        settings.push(o.option);
+        mismatches.push({
+          setting: o.option,
+          wanted: o.wanted,
+          got: null,
+          cause: `the option '${o.option}' is ignored (unknown to the system, probably misspelled), so it was never applied.`,
+        });
+      }
+      return { checked: true, matches: mismatches.length === 0, settings, mismatches };
     },
     async setActive(planId) {
       const state = await load();

@@ -62,7 +62,37 @@ export const SETTING = {
   perfIncreaseThreshold: '06cadf0e-64ed-448a-8927-ce7bf90eb35d',
   perfIncreaseTime: '984cf492-3bed-4488-a8f9-4286c97bf5aa',
   personality: '245d8541-3943-4422-b025-13a784f679b7',
+  idleDisable: '5d76a2ca-e8c0-402f-a133-2158492d58ad',
+  idleStateMax: '9943e905-9a30-4ec1-9b99-44dd3b76f7a2',
+  idlePromote: '7b224883-b3cc-4d79-819f-8374152cbe7c',
+  idleDemote: '4b92d758-5a24-4851-a470-815d78aee119',
 } as const;
+
+/**
+ * The key settings of the built-in plans as Windows ships them (AC values): a built-in plan whose
+ * settings differ is reported as edited, since its GUID no longer says what it does.
+ */
+export const STOCK_SETTINGS: Readonly<
+  Record<string, { minStatePercent: number; maxStatePercent: number; idleDisable: number }>
+> = {
+  [SCHEME.balanced]: { minStatePercent: 5, maxStatePercent: 100, idleDisable: 0 },
+  [SCHEME.highPerformance]: { minStatePercent: 100, maxStatePercent: 100, idleDisable: 0 },
+  [SCHEME.powerSaver]: { minStatePercent: 5, maxStatePercent: 100, idleDisable: 0 },
+  [SCHEME.configMgrHighPerformance]: { minStatePercent: 100, maxStatePercent: 100, idleDisable: 0 },
+};
+
+/** The differences of a built-in plan from its stock key settings (empty: not edited, or not a built-in). */
+export const stockDifferences = (
+  id: string,
+  ac: { minStatePercent: number | null; maxStatePercent: number | null; idleDisable: number | null },
+): { setting: string; stock: number; value: number }[] => {
+  const stock = STOCK_SETTINGS[id];
+  if (!stock) return [];
+  return (Object.keys(stock) as (keyof typeof stock)[]).flatMap((k) => {
+    const value = ac[k];
+    return value !== null && value !== stock[k] ? [{ setting: `${k}.ac`, stock: stock[k], value }] : [];
+  });
+};
 
 /** Scheme personality values: how Windows itself classifies a custom or duplicated plan. */
 export const personalityKinds: Readonly<Record<number, PlanKind>> = {

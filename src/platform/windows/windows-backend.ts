@@ -4,7 +4,8 @@
  * one in-flight call and a short cache; a change clears it and is read back before it counts.
  * Runs on any OS when pointed at the powercfg emulator (test/emulators/powercfg.mjs).
  */
-import { PowerPlanError } from '../../domain/errors.ts';
+import { errorMessage, PowerPlanError } from '../../domain/errors.ts';
+import type { Effective, IdleStates, Mismatch } from '../../domain/idle.ts';
 import { type Note, noteFields } from '../../domain/notes.ts';
 import {
   type AcDc,
@@ -19,6 +20,7 @@ import type { BackendFacts, CreatableKind, PowerBackend } from '../backend.ts';
 import { ReadCache } from '../read-cache.ts';
 import { classifyScheme, isWellKnown } from './classify.ts';
 import { DEFAULT_OEM_CODEPAGE, decodeOutput } from './decode.ts';
+import { EVENTS_QUERY, type ProcessorEvent, parseEvents, windowsControl } from './events.ts';
 import {
   normalizeGuid,
   parseFirstScheme,
@@ -28,14 +30,16 @@ import {
   type SchemeLine,
 } from './parse.ts';
 import { classifyPowercfgFailure } from './powercfg-errors.ts';
-import { createRegistry, type PolicyState } from './registry.ts';
+import { createRegistry, POLICY_KEY, type PolicyState } from './registry.ts';
 import {
   CREATED_SCHEME,
   planTemplates,
   powercfgAliases,
   SETTING,
+  STOCK_SETTINGS,
   SUB_NONE,
   SUB_PROCESSOR,
+  stockDifferences,
   TEMPLATES,
 } from './well-known.ts';
 
@@ -44,6 +48,8 @@ export interface WindowsBackendOptions {
   powercfgPath: string;
   /** Full path of reg.exe; null or absent: the registry is not read (no policy / code page lookup). */
   regPath?: string | null;
+  /** Full path of wevtutil.exe (Kernel-Processor-Power events); null or absent: not read. */
+  wevtutilPath?: string | null;
   /** Full path of chcp.com, the code page source of last resort. */
   chcpPath?: string | null;
   /** The OEM code page of console output when known (config.codepage: POWERPLAN_CODEPAGE). */
@@ -73,6 +79,35 @@ const processorSettings = (q: QueryResult): ProcessorSettings => ({
   perfIncreaseThreshold: acdc(q, SETTING.perfIncreaseThreshold),
   perfIncreaseTime: acdc(q, SETTING.perfIncreaseTime),
 });
+
+const idleStates = (q: QueryResult): IdleStates => ({
+  source: 'powercfg',
+  driver: null,
+  governor: null,
+  cpus: 0,
+  states: [],
+  deepestEnabled: null,
+  pmQos: null,
+  windows: {
+    idleDisable: acdc(q, SETTING.idleDisable),
+    idleStateMaximum: acdc(q, SETTING.idleStateMax),
+    promoteThreshold: acdc(q, SETTING.idlePromote),
+    demoteThreshold: acdc(q, SETTING.idleDemote),
+  },
+});
+
+/** The settings checked after a switch, as the answer names them, with their GUIDs. */
+const CHECKED: [string, string][] = [
+  ['minStatePercent', SETTING.minState],
+  ['maxStatePercent', SETTING.maxState],
+  ['boostMode', SETTING.boostMode],
+  ['epp', SETTING.epp],
+  ['idleDisable', SETTING.idleDisable],
+  ['idleStateMaximum', SETTING.idleStateMax],
+];
+
+/** How long the event log answer is reused: events 55/37 are written at boot and rarely after. */
+const EVENTS_TTL_MS = 10 * 60_000;
 
 const quote = (s: string) => (s.length > 300 ? `${s.slice(0, 300)}...` : s).replace(/\s+/g, ' ').trim();
 
@@ -218,8 +253,20 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
     return classifyScheme({ id, personality: p, minStateAc });
   };
 
+  /** A built-in plan's differences from its stock key settings (its own /qh; a failed read says nothing). */
+  const edits = async (id: string) => {
+    if (!STOCK_SETTINGS[id]) return [];
+    const q = await processorQuery(id).catch(() => null);
+    if (!q) return [];
+    return stockDifferences(id, {
+      minStatePercent: acdc(q, SETTING.minState)?.ac ?? null,
+      maxStatePercent: acdc(q, SETTING.maxState)?.ac ?? null,
+      idleDisable: acdc(q, SETTING.idleDisable)?.ac ?? null,
+    });
+  };
+
   const toPlan = async (s: SchemeLine): Promise<Plan> => {
-    const c = await classify(s.id);
+    const [c, differences] = await Promise.all([classify(s.id), edits(s.id)]);
     return {
       id: s.id,
       name: s.name,
@@ -227,7 +274,53 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
       kindSource: c.kindSource,
       active: s.active,
       builtin: c.builtin,
+      ...(STOCK_SETTINGS[s.id] ? { edited: differences.length > 0 } : {}),
+      ...(differences.length ? { differences } : {}),
     };
+  };
+
+  /** Events 55 and 37, newest first; null (and why) when the System log cannot be read. */
+  let eventsAt = 0;
+  let events: Promise<{ events: ProcessorEvent[] | null; reason?: string }> | undefined;
+  const processorEvents = () => {
+    if (!options.wevtutilPath) return Promise.resolve({ events: null, reason: 'wevtutil is not configured' });
+    if (!events || Date.now() - eventsAt > EVENTS_TTL_MS) {
+      eventsAt = Date.now();
+      const path = options.wevtutilPath;
+      events = (async () => {
+        try {
+          const r = await run(path, ['qe', 'System', `/q:${EVENTS_QUERY}`, '/c:256', '/rd:true', '/f:xml'], {
+            timeoutMs,
+          });
+          if (r.exitCode !== 0) {
+            return {
+              events: null,
+              reason: `wevtutil exited with ${r.exitCode}: ${quote(await decode(r.stderr))}`,
+            };
+          }
+          return { events: parseEvents(await decode(r.stdout)) };
+        } catch (e) {
+          return { events: null, reason: errorMessage(e) };
+        }
+      })();
+    }
+    return events;
+  };
+
+  /** Single settings pinned by group policy (PowerSettings\<setting GUID>: ACSettingIndex / DCSettingIndex). */
+  const policySettings = async (): Promise<Map<string, { ac: number | null; dc: number | null }>> => {
+    const found = new Map<string, { ac: number | null; dc: number | null }>();
+    await Promise.all(
+      CHECKED.map(async ([, guid]) => {
+        const r = await registry.query(`${POLICY_KEY}\\${guid}`);
+        if (r.state !== 'values') return;
+        const n = (v: string | undefined) => (v === undefined ? null : Number(v));
+        const ac = n(r.values.ACSettingIndex);
+        const dc = n(r.values.DCSettingIndex);
+        if (ac !== null || dc !== null) found.set(guid, { ac, dc });
+      }),
+    );
+    return found;
   };
 
   const capabilities = async (): Promise<Capabilities> => ({
@@ -238,6 +331,10 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
   });
 
   let virtualization: Promise<BackendFacts['virtualization']> | undefined;
+  const vmFacts = () => {
+    virtualization ??= registry.virtualization();
+    return virtualization;
+  };
 
   return {
     name: 'windows',
@@ -249,7 +346,12 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
 
     async getActive(): Promise<ActivePlan> {
       const [active, pol] = await Promise.all([activeScheme(), policy()]);
-      const [plan, q] = await Promise.all([toPlan(active), processorQuery(active.id)]);
+      const [plan, q, ev, virt] = await Promise.all([
+        toPlan(active),
+        processorQuery(active.id),
+        processorEvents(),
+        vmFacts(),
+      ]);
       const notes: Note[] = [];
       if (pol.state === 'set') {
         notes.push({
@@ -270,7 +372,53 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
         canSet: refused === null,
         ...(refused === null ? {} : { cannotSetReason: refused }),
         ...noteFields(notes),
+        idle: idleStates(q),
+        control: windowsControl(
+          ev.events,
+          virt.detected ? (virt.kind ?? 'virtual machine') : null,
+          ev.reason,
+        ),
       };
+    },
+
+    async checkEffective(planId) {
+      const id = normalizeGuid(planId) ?? planId;
+      cache.clear();
+      // What the scheme asks for, what the power manager reports in force, and single-setting policies.
+      const [wanted, current, pinned] = await Promise.all([
+        query([id, SUB_PROCESSOR]),
+        query(['SCHEME_CURRENT', SUB_PROCESSOR]),
+        policySettings(),
+      ]);
+      const mismatches: Mismatch[] = [];
+      const settings: string[] = [];
+      for (const [name, guid] of CHECKED) {
+        const want = acdc(wanted, guid);
+        if (!want) continue;
+        const policy = pinned.get(guid);
+        const got = policy ?? acdc(current, guid);
+        for (const power of ['ac', 'dc'] as const) {
+          settings.push(`${name}.${power}`);
+          const w = want[power];
+          const g = got?.[power] ?? null;
+          if (w === null || g === null || w === g) continue;
+          mismatches.push({
+            setting: `${name}.${power}`,
+            wanted: w,
+            got: g,
+            cause:
+              policy && policy[power] !== null
+                ? `group policy pins this setting (${POLICY_KEY}\\${guid}); the plan's value never applies. Change the policy instead.`
+                : 'the setting did not stick: the power manager reports another value for the active scheme (a driver, the firmware or another tool overrides it).',
+          });
+        }
+      }
+      return {
+        checked: settings.length > 0,
+        matches: mismatches.length === 0,
+        settings,
+        mismatches,
+      } satisfies Effective;
     },
 
     async setActive(planId) {
@@ -332,8 +480,7 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
     },
 
     async facts(): Promise<BackendFacts> {
-      virtualization ??= registry.virtualization();
-      return { virtualization: await virtualization, powerSource: 'unknown' };
+      return { virtualization: await vmFacts(), powerSource: 'unknown' };
     },
 
     aliases: () => ({ ...powercfgAliases }),

@@ -69,6 +69,9 @@ export const hostStatus = async (t: FleetTarget, within: Within): Promise<FleetH
           changeRecommended: advice.changeRecommended,
           kind: advice.recommended?.kind ?? null,
         },
+        edited: active.plan?.edited ?? null,
+        mismatches: active.effective?.checked ? active.effective.mismatches.length : null,
+        controlledBy: active.control?.decidedBy ?? null,
       };
     });
   } catch (e) {

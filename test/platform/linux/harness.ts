@@ -58,6 +58,10 @@ export interface TunedState {
   profiles: { name: string; description?: string }[];
   /** How long each tuned-adm run takes, in ms (a slow daemon). */
   delayMs?: number;
+  /** Options of a profile that tuned warns about and ignores (option, plugin class). */
+  ignoredOptions?: Record<string, [string, string][]>;
+  /** What `tuned-adm verify` finds changed back. */
+  notSticking?: { name: string; got: string; expected: string; device?: string }[];
 }
 
 export interface PpdState {
@@ -151,7 +155,8 @@ export const build = async (setup: Setup = {}): Promise<Built> => {
     await chmod(wrapper, 0o755);
     env[variable] = statePath;
   };
-  if (setup.tuned) await emulator('tuned-adm', setup.tuned, 'TUNED_ADM_EMU_STATE');
+  const tunedLog = join(dir, 'tuned.log');
+  if (setup.tuned) await emulator('tuned-adm', { ...setup.tuned, log: tunedLog }, 'TUNED_ADM_EMU_STATE');
   if (setup.ppd) await emulator('powerprofilesctl', setup.ppd, 'PPD_EMU_STATE');
 
   const options: LinuxBackendOptions = {
@@ -159,6 +164,7 @@ export const build = async (setup: Setup = {}): Promise<Built> => {
     procfsRoot,
     path: bin,
     containerMarkers: [],
+    tunedLog,
     run: (file, args, opts = {}) => runCommand(file, args, { ...opts, env: { ...opts.env, ...env } }),
     ...(setup.io ? { io: setup.io } : {}),
     ...(setup.uid !== undefined ? { uid: setup.uid } : {}),

@@ -16,9 +16,10 @@ import { emulatorCommand } from '../../support/commands.ts';
 
 export const POWERCFG_EMULATOR = emulatorCommand('powercfg');
 export const REG_EMULATOR = emulatorCommand('reg');
+export const WEVTUTIL_EMULATOR = emulatorCommand('wevtutil');
 
 export interface ArgvEntry {
-  tool: 'powercfg' | 'reg';
+  tool: 'powercfg' | 'reg' | 'wevtutil';
   argv: string[];
 }
 
@@ -62,6 +63,7 @@ export const emulate = async (
     backend: createWindowsBackend({
       powercfgPath: POWERCFG_EMULATOR,
       regPath: REG_EMULATOR,
+      wevtutilPath: WEVTUTIL_EMULATOR,
       chcpPath: null,
       run,
       ...options,

@@ -26,6 +26,20 @@ const advice = (x) =>
       : 'Keep'
     : '–';
 
+/**
+ * What may make the plan's name misleading there: an edited built-in plan, settings that did not
+ * take effect at the last switch, and a host where firmware or the hypervisor decides.
+ * @param {FleetHostStatus} x
+ */
+const checks = (x) =>
+  [
+    x.edited ? 'edited plan' : '',
+    x.mismatches ? `${x.mismatches} setting(s) not in force` : '',
+    x.controlledBy === 'hypervisor' || x.controlledBy === 'firmware' ? `${x.controlledBy} decides` : '',
+  ]
+    .filter(Boolean)
+    .join(', ') || '–';
+
 /** @param {FleetStatus} s */
 const statusTable = (s) =>
   h(
@@ -40,7 +54,7 @@ const statusTable = (s) =>
         `${s.summary.total} hosts: ${s.summary.ok} ok, ${s.summary.unreachable} unreachable, ` +
           `${s.summary.unauthorized} unauthorized, ${s.summary.error} error; ${s.summary.changeRecommended} advised to switch`,
       ),
-      thead(['Host', 'Status', 'Plan', 'Kind', 'Advice', 'Burst penalty', 'Drift']),
+      thead(['Host', 'Status', 'Plan', 'Kind', 'Advice', 'Burst penalty', 'Drift', 'Checks']),
       h(
         'tbody',
         {},
@@ -57,10 +71,11 @@ const statusTable = (s) =>
                   h('td', { class: x.recommendation?.changeRecommended ? 'change' : '' }, advice(x)),
                   h('td', {}, percent(x.burstPenaltyPercent)),
                   h('td', {}, x.drift ?? '–'),
+                  h('td', { class: checks(x) === '–' ? '' : 'change' }, checks(x)),
                 ]
               : [
                   h('td', {}, x.status),
-                  h('td', { colspan: '5' }, `${x.error?.title ?? ''}: ${x.error?.detail ?? ''}`),
+                  h('td', { colspan: '6' }, `${x.error?.title ?? ''}: ${x.error?.detail ?? ''}`),
                 ],
           ),
         ),

@@ -1,0 +1,39 @@
+# The options every powerplan module shares: where the service is and how to authenticate.
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  url:
+    description:
+      - The powerplan service, C(http://host:port) or C(https://host:port).
+      - The module runs on the managed host (or where the task is delegated), so the default
+        loopback address reaches that host's own service.
+    type: str
+    default: http://127.0.0.1:8750
+  token:
+    description:
+      - Bearer token of the service's token file, with the scope the module needs (C(read) for
+        powerplan_info, C(control) to set or hold a plan). Keep it in Ansible Vault.
+      - When not given, the module uses the service's local administrator credential if it can
+        read it (on the service's own host, with C(become)), and otherwise sends no token, which
+        the service accepts from loopback callers when it has no token file.
+    type: str
+  validate_certs:
+    description:
+      - Verify the service's TLS certificate (C(https) URLs). Leave it on; trust the certificate
+        with I(ca_path) or the system's CA store instead.
+    type: bool
+    default: true
+  ca_path:
+    description:
+      - A PEM file with the certificate (or its CA) to trust for an C(https) service.
+    type: path
+  timeout:
+    description: Seconds to wait for the service's answer.
+    type: int
+    default: 30
+notes:
+  - A refusal by the service fails the task with the service's own explanation as C(msg)
+    (its problem+json C(detail)); C(status), C(code) and the whole C(problem) are returned too.
+"""

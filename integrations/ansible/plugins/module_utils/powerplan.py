@@ -1,0 +1,92 @@
+# The powerplan service's REST API for the collection's modules: one request function, the shared
+# options, and the service's problem+json turned into the task's failure (msg = the detail).
+import json
+
+from ansible.module_utils.common.text.converters import to_text
+from ansible.module_utils.urls import fetch_url
+
+SERVICE_ARGS = dict(
+    url=dict(type='str', default='http://127.0.0.1:8750'),
+    token=dict(type='str', no_log=True),
+    validate_certs=dict(type='bool', default=True),
+    ca_path=dict(type='path'),
+    timeout=dict(type='int', default=30),
+)
+
+
+def service_args(**extra):
+    """The shared options plus the module's own."""
+    args = dict(SERVICE_ARGS)
+    args.update(extra)
+    return args
+
+
+class ServiceError(Exception):
+    """A refusal or failure of the service: msg is its problem detail, as the service wrote it."""
+
+    def __init__(self, msg, status=None, problem=None):
+        super().__init__(msg)
+        self.msg = msg
+        self.status = status
+        self.problem = problem
+
+    @property
+    def code(self):
+        return (self.problem or {}).get('code')
+
+    def fail(self, module, **result):
+        """Ends the task: failed, msg = the service's detail, with the status, code and problem."""
+        module.fail_json(msg=self.msg, status=self.status, code=self.code, problem=self.problem, **result)
+
+
+class Service:
+    def __init__(self, module):
+        self.module = module
+        self.base = module.params['url'].rstrip('/')
+        self.token = module.params.get('token')
+
+    def request(self, method, path, body=None, timeout=None):
+        """One call; returns the JSON answer of a 2xx, raises ServiceError otherwise."""
+        headers = {'Accept': 'application/json'}
+        if self.token:
+            headers['Authorization'] = 'Bearer ' + self.token
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            headers['Content-Type'] = 'application/json'
+        resp, info = fetch_url(
+            self.module,
+            self.base + path,
+            data=data,
+            headers=headers,
+            method=method,
+            timeout=timeout or self.module.params['timeout'],
+            ca_path=self.module.params.get('ca_path'),
+        )
+        status = info.get('status', -1)
+        # On an HTTP error fetch_url has read the body already: it is in info, not in resp.
+        if 'body' in info:
+            raw = info['body']
+        else:
+            raw = resp.read() if resp is not None else b''
+        text = to_text(raw or b'', errors='surrogate_or_strict')
+        answer = None
+        if text:
+            try:
+                answer = json.loads(text)
+            except ValueError:
+                answer = None
+        if 200 <= status < 300:
+            return answer if answer is not None else {}
+        if isinstance(answer, dict) and 'detail' in answer:
+            raise ServiceError(answer['detail'], status=status, problem=answer)
+        if status == -1 or status is None:
+            raise ServiceError(f"{self.base}: no answer from the powerplan service: {info.get('msg')}", status=None)
+        raise ServiceError(f"{self.base}{path}: HTTP {status} ({info.get('msg')}), not an answer of the powerplan service", status=status)
+
+
+def plan_view(plan):
+    """A plan as the modules show it in diffs and results: name, id, kind."""
+    if not plan:
+        return None
+    return {'name': plan.get('name'), 'id': plan.get('id'), 'kind': plan.get('kind')}

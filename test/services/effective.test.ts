@@ -1,0 +1,264 @@
+/**
+ * Requested versus effective: after every switch the settings are read back, and a change that
+ * did not fully take effect is reported. Each fault (a setting that does not stick, a group policy
+ * pinning one setting, an option the system ignores) is seen through REST, MCP and the CLI on the
+ * simulated backend, and at the source in the Windows emulators and the tuned emulator.
+ */
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Effective } from '../../src/domain/idle.ts';
+import { localCaller } from '../../src/domain/scopes.ts';
+import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
+import { SCHEME, SETTING } from '../../src/platform/windows/well-known.ts';
+import { createMcpServer } from '../../src/surfaces/mcp/server.ts';
+import { S } from '../emulators/win-emu-state.mjs';
+import { build, cpufreqTree } from '../platform/linux/harness.ts';
+import { emulate } from '../platform/windows/emulator.ts';
+import { runCli } from '../support/processes.ts';
+import { servedInProcess } from '../support/server.ts';
+
+interface SetAnswer {
+  changed: boolean;
+  warnings?: string[];
+  effective?: Effective;
+}
+
+const faults = {
+  'a setting that does not stick': {
+    faults: { nonSticky: { minStatePercent: { ac: 5, dc: 5 } }, policySettings: {}, ignoredOptions: [] },
+    setting: 'minStatePercent.ac',
+    wanted: 100,
+    got: 5,
+    cause: /did not stick/,
+  },
+  'a group policy pinning one setting': {
+    faults: { nonSticky: {}, policySettings: { idleDisable: { ac: 1, dc: 1 } }, ignoredOptions: [] },
+    setting: 'idleDisable.ac',
+    wanted: 0,
+    got: 1,
+    cause: /group policy/,
+  },
+  'an option the system ignores': {
+    faults: { nonSticky: {}, policySettings: {}, ignoredOptions: [{ option: 'min_pef_pct', wanted: '100' }] },
+    setting: 'min_pef_pct',
+    wanted: '100',
+    got: null,
+    cause: /misspelled/,
+  },
+} as const;
+
+/** What every surface must say about the fault: changed, but with the mismatch and a warning. */
+const expectMismatch = (answer: SetAnswer, f: (typeof faults)[keyof typeof faults], surface: string) => {
+  assert.equal(answer.changed, true, `${surface}: the plan did change`);
+  assert.equal(answer.effective?.checked, true, surface);
+  assert.equal(answer.effective?.matches, false, surface);
+  const m = answer.effective?.mismatches.find((x) => x.setting === f.setting);
+  assert.ok(m, `${surface}: ${f.setting} is named`);
+  assert.equal(m.wanted, f.wanted);
+  assert.equal(m.got, f.got);
+  assert.match(m.cause, f.cause);
+  assert.ok(
+    answer.warnings?.some((w) => w.includes(f.setting)),
+    `${surface}: a warning names ${f.setting}`,
+  );
+};
+
+for (const [name, f] of Object.entries(faults)) {
+  describe(`read-back after a switch: ${name}`, () => {
+    const served = servedInProcess({
+      prepare: async (t) => {
+        await writeFile(
+          join(t.dir, 'simulated-backend.json'),
+          JSON.stringify({ ...defaultSimulatedState(), faults: f.faults }),
+        );
+      },
+    });
+    let client: Client;
+    before(async () => {
+      const server = createMcpServer(served.t.deps, localCaller);
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await server.connect(serverSide);
+      client = new Client({ name: 'test', version: '1.0.0' });
+      await client.connect(clientSide);
+    });
+    after(() => client.close());
+
+    const rest = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(`${served.server.url}${path}`, {
+        method,
+        headers: body ? { 'content-type': 'application/json' } : {},
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    };
+
+    it('REST answers the mismatch, the active plan keeps it and the audit records it', async () => {
+      const r = await rest('PUT', '/v1/plans/active', { plan: 'high-performance' });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      expectMismatch(r.body as unknown as SetAnswer, f, 'REST');
+      const active = await rest('GET', '/v1/plans/active');
+      assert.equal(
+        (active.body.effective as Effective | undefined)?.matches,
+        false,
+        'shown with the plan in force',
+      );
+      const audit = await rest('GET', '/v1/audit?limit=5');
+      const records = audit.body.records as { result: string; mismatches?: { setting: string }[] }[];
+      assert.ok(
+        records.some((x) => x.result === 'changed' && x.mismatches?.some((m) => m.setting === f.setting)),
+        'audited with the mismatch',
+      );
+      await rest('PUT', '/v1/plans/active', { plan: 'balanced' });
+    });
+
+    it('MCP answers the mismatch in the structured result and a warning', async () => {
+      const r = await client.callTool({ name: 'set_power_plan', arguments: { plan: 'high-performance' } });
+      assert.notEqual(r.isError, true, JSON.stringify(r.content));
+      expectMismatch(r.structuredContent as unknown as SetAnswer, f, 'MCP');
+      await client.callTool({ name: 'set_power_plan', arguments: { plan: 'balanced' } });
+    });
+
+    it('the CLI prints the mismatch for people and in --json', async () => {
+      const env = served.t.env;
+      const json = await runCli(['set', 'high-performance', '--json'], env);
+      assert.equal(json.code, 0, json.stderr);
+      expectMismatch(JSON.parse(json.stdout) as SetAnswer, f, 'CLI --json');
+      await runCli(['set', 'balanced'], env);
+      const text = await runCli(['set', 'high-performance'], env);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /not in force/);
+      assert.match(text.stdout, new RegExp(`Warning: .*${f.setting}`));
+      const active = await runCli(['active'], env);
+      assert.match(active.stdout, /NOT in force/);
+    });
+  });
+}
+
+describe('read-back without faults', () => {
+  const served = servedInProcess();
+  it('a clean switch reads back every checked setting as in force, and says so', async () => {
+    const r = await fetch(`${served.server.url}/v1/plans/active`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ plan: 'high-performance' }),
+    });
+    const body = (await r.json()) as SetAnswer;
+    assert.equal(body.effective?.matches, true);
+    assert.ok((body.effective?.settings.length ?? 0) >= 10);
+    assert.equal(body.warnings, undefined);
+  });
+});
+
+describe('read-back at the source: the Windows emulators', () => {
+  it('a value the active scheme reports differently is a setting that did not stick', async () => {
+    const emu = await emulate({
+      change: (s) => {
+        s.nonSticky = { [S.minState]: [5, 5] };
+      },
+    });
+    try {
+      await emu.backend.setActive(SCHEME.highPerformance);
+      const e = await emu.backend.checkEffective!(SCHEME.highPerformance);
+      assert.equal(e.matches, false);
+      assert.deepEqual(
+        e.mismatches.map((m) => [m.setting, m.wanted, m.got]),
+        [
+          ['minStatePercent.ac', 100, 5],
+          ['minStatePercent.dc', 100, 5],
+        ],
+      );
+      assert.match(e.mismatches[0]!.cause, /did not stick/);
+      assert.ok((await emu.calls('/qh')).some((a) => a[1] === 'SCHEME_CURRENT'));
+    } finally {
+      await emu.cleanup();
+    }
+  });
+
+  it('a group policy on one setting is read from the registry and named as the cause', async () => {
+    const emu = await emulate({
+      change: (s) => {
+        s.policySettings = { [S.idleDisable]: [1, 1] };
+      },
+    });
+    try {
+      await emu.backend.setActive(SCHEME.highPerformance);
+      const e = await emu.backend.checkEffective!(SCHEME.highPerformance);
+      const m = e.mismatches.find((x) => x.setting === 'idleDisable.ac');
+      assert.equal(m?.got, 1);
+      assert.match(m?.cause ?? '', new RegExp(`group policy.*${SETTING.idleDisable}`));
+      const plain = await emulate();
+      try {
+        assert.equal((await plain.backend.checkEffective!(SCHEME.balanced)).matches, true);
+      } finally {
+        await plain.cleanup();
+      }
+    } finally {
+      await emu.cleanup();
+    }
+  });
+});
+
+describe('read-back at the source: tuned', () => {
+  const profiles = [
+    { name: 'latency-performance', description: 'Optimize for deterministic performance' },
+    { name: 'balanced', description: 'General non-specialized tuned profile' },
+  ];
+  const sysfs = {
+    tree: cpufreqTree(2, () => ({ scaling_driver: 'acpi-cpufreq', scaling_governor: 'performance' })),
+  };
+
+  it('an option tuned ignores (misspelled in the profile) is a mismatch even when verify passes', async () => {
+    const b = await build({
+      sysfs,
+      tuned: {
+        active: 'balanced',
+        profiles,
+        ignoredOptions: { 'latency-performance': [['min_pef_pct', 'CPULatencyPlugin']] },
+      },
+    });
+    try {
+      await b.backend.setActive('latency-performance');
+      const e = await b.backend.checkEffective!('latency-performance');
+      assert.deepEqual(
+        e.mismatches.map((m) => m.setting),
+        ['min_pef_pct'],
+      );
+      assert.match(e.mismatches[0]!.cause, /misspelled/);
+      assert.ok((await b.calls('tuned-adm')).some((a) => a[0] === 'verify'));
+    } finally {
+      await b.cleanup();
+    }
+  });
+
+  it('a value tuned verify finds changed back is a mismatch with what it wanted and got', async () => {
+    const b = await build({
+      sysfs,
+      tuned: {
+        active: 'balanced',
+        profiles,
+        notSticking: [{ device: 'cpu0', name: 'governor', got: 'powersave', expected: 'performance' }],
+      },
+    });
+    try {
+      await b.backend.setActive('latency-performance');
+      const e = await b.backend.checkEffective!('latency-performance');
+      assert.deepEqual(
+        e.mismatches.map((m) => [m.setting, m.wanted, m.got]),
+        [['governor (cpu0)', 'performance', 'powersave']],
+      );
+      const clean = await build({ sysfs, tuned: { active: 'balanced', profiles } });
+      try {
+        await clean.backend.setActive('latency-performance');
+        assert.equal((await clean.backend.checkEffective!('latency-performance')).matches, true);
+      } finally {
+        await clean.cleanup();
+      }
+    } finally {
+      await b.cleanup();
+    }
+  });
+});
