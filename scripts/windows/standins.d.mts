@@ -1,4 +1,7 @@
-export declare const STANDINS: Record<'powercfg' | 'reg' | 'icacls' | 'wevtutil' | 'powerplan-service', string>;
+export declare const STANDINS: Record<
+  'powercfg' | 'reg' | 'icacls' | 'wevtutil' | 'powerplan-service',
+  string
+>;
 export declare const linkStandins: (
   exe: string,
   dir: string,
@@ -7,4 +10,7 @@ export declare const linkStandins: (
 export declare const buildStandins: (
   dir: string,
   prefix?: unknown,
-) => Promise<{ exe: string; paths: Record<'powercfg' | 'reg' | 'icacls' | 'wevtutil' | 'powerplan-service', string> }>;
+) => Promise<{
+  exe: string;
+  paths: Record<'powercfg' | 'reg' | 'icacls' | 'wevtutil' | 'powerplan-service', string>;
+}>;

@@ -7,7 +7,12 @@
 import { join } from 'node:path';
 
 const emulators = join(import.meta.dirname, '..', 'emulators');
-const scripts = { powercfg: 'powercfg.mjs', reg: 'reg-win.mjs', icacls: 'icacls.mjs', wevtutil: 'wevtutil.mjs' } as const;
+const scripts = {
+  powercfg: 'powercfg.mjs',
+  reg: 'reg-win.mjs',
+  icacls: 'icacls.mjs',
+  wevtutil: 'wevtutil.mjs',
+} as const;
 
 export const emulatorCommand = (name: keyof typeof scripts): string => {
   const standins = process.env.POWERPLAN_TEST_STANDINS;

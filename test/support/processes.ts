@@ -10,7 +10,9 @@ import { repoRoot } from './deps.ts';
  * there (its esbuild is the Linux build).
  */
 export const binPath =
-  process.platform === 'win32' ? join(repoRoot, 'dist', 'powerplan.mjs') : join(repoRoot, 'bin', 'powerplan.js');
+  process.platform === 'win32'
+    ? join(repoRoot, 'dist', 'powerplan.mjs')
+    : join(repoRoot, 'bin', 'powerplan.js');
 
 export interface CliResult {
   code: number | null;
