@@ -97,7 +97,7 @@ try {
     const r = windowsNode(
       [
         '--test',
-        '--test-concurrency=2',
+        '--test-concurrency=1',
         '--test-reporter=spec',
         ...WINDOWS_TEST_FILES.filter(
           (f) => fileFilters.length === 0 || fileFilters.some((x) => f.includes(x)),
