@@ -765,7 +765,12 @@ export interface components {
             low: number;
             /** @description Upper end (%). */
             high: number;
-            /** @description True when the whole range lies on one side of 0 and neither run was noisy. */
+            /**
+             * @description better / worse: the range [low, high] lies wholly above / below 0; within-noise: it touches or crosses 0; noisy: a run was flagged noisy, so the difference is not judged.
+             * @enum {string}
+             */
+            verdict: "better" | "worse" | "within-noise" | "noisy";
+            /** @description True when the verdict is better or worse: the range lies wholly on one side of 0 and neither run was noisy. */
             significant: boolean;
         };
         /** @description One plan of the comparison, measured. */

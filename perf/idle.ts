@@ -85,7 +85,7 @@ const cases: Case[] = [
   {
     name: 'powerplan serve (bundle), desired plan enforced',
     args: [bin, 'serve'],
-    env: await serve({ POWERPLAN_DESIRED_PLAN: 'balanced', POWERPLAN_DESIRED_ENFORCE: 'true' }),
+    env: await serve({ POWERPLAN_DESIRED_PLAN: 'balanced', POWERPLAN_ENFORCE: 'true' }),
     goal: true,
   },
   {

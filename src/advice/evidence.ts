@@ -47,7 +47,7 @@ const fromComparison = (
       : { reasons };
   }
   const best = others
-    .filter((e) => e.difference![metric].significant && e.difference![metric].percent > 0)
+    .filter((e) => e.difference![metric].verdict === 'better')
     .sort((a, b) => b.difference![metric].percent - a.difference![metric].percent)[0];
   if (!best) {
     const noisy = original.figures.noisy || others.some((e) => e.figures.noisy);

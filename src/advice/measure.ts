@@ -3,7 +3,7 @@
  * difference between two runs with its uncertainty (from the p10/p90 spread of both), and the gain
  * a single run under a power-saving plan predicts for a performance plan.
  */
-import type { ComparisonFigures, Difference, ExpectedGain } from '../domain/advice.ts';
+import type { ComparisonFigures, Difference, ExpectedGain, NoiseVerdict } from '../domain/advice.ts';
 import type { BenchmarkResult, Stats } from '../domain/benchmark.ts';
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
@@ -38,19 +38,35 @@ export const difference = (
   noisy: boolean,
 ): Difference => {
   const base = original.median;
-  if (!(base > 0)) return { percent: 0, low: 0, high: 0, significant: false };
+  if (!(base > 0))
+    return { percent: 0, low: 0, high: 0, verdict: noiseVerdict(0, 0, noisy), significant: false };
   const sign = higherIsBetter ? 1 : -1;
   const percent = (sign * (candidate.median - original.median) * 100) / base;
   const a = (sign * (candidate.p10 - original.p90) * 100) / base;
   const b = (sign * (candidate.p90 - original.p10) * 100) / base;
-  const low = Math.min(a, b);
-  const high = Math.max(a, b);
+  const low = round1(Math.min(a, b));
+  const high = round1(Math.max(a, b));
+  const verdict = noiseVerdict(low, high, noisy);
   return {
     percent: round1(percent),
-    low: round1(low),
-    high: round1(high),
-    significant: !noisy && (low > 0 || high < 0),
+    low,
+    high,
+    verdict,
+    significant: verdict === 'better' || verdict === 'worse',
   };
+};
+
+/**
+ * The one rule that judges a difference, on the range as it is shown (rounded): a run flagged
+ * noisy is not judged (`noisy`); otherwise a range wholly above 0 is `better`, wholly below 0
+ * `worse`, and one that touches or crosses 0 is `within-noise`. Every text and table takes its
+ * verdict from here, so a range that excludes 0 is never called "within the noise".
+ */
+export const noiseVerdict = (low: number, high: number, noisy: boolean): NoiseVerdict => {
+  if (noisy) return 'noisy';
+  if (low > 0) return 'better';
+  if (high < 0) return 'worse';
+  return 'within-noise';
 };
 
 /** All-core throughput as a spread: the total, with the per-thread p10/p90 scaled to all threads. */

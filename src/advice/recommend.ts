@@ -118,9 +118,25 @@ export const recommend = (input: AdviceInput): Recommendation => {
     input.system.virtualization.detected && ruled.target
       ? { ...ruled, confidence: lower(ruled.confidence) }
       : ruled;
-  const measured = merge(weighed, fromEvidence(input, weighed.target, rules.situation));
+  const evidence = fromEvidence(input, weighed.target, rules.situation);
+  const measured = merge(weighed, evidence);
   const target = measured.target?.active ? undefined : measured.target;
-  const v = merge(measured, { caveats: costCaveats(input, target, current, reading.posture) });
+  // The rules' reasons for a change stay listed; when a measurement says stay, one more says so,
+  // so that the reasons never argue for a switch the advice does not make.
+  const overruled =
+    weighed.target && !weighed.target.active && !target && 'target' in evidence
+      ? [
+          fact(
+            'outweighedBy',
+            input.comparison?.length ? 'comparison' : 'benchmark',
+            TEXT.reason.outweighed(weighed.target, input.comparison?.length ? 'comparison' : 'benchmark'),
+          ),
+        ]
+      : [];
+  const v = merge(measured, {
+    reasons: overruled,
+    caveats: costCaveats(input, target, current, reading.posture),
+  });
 
   return {
     workload,

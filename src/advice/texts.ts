@@ -3,7 +3,7 @@
  * table, so that the wording can be read and changed in one place and the rules keep to logic.
  * The settings findings are worded in `settings.ts`, next to the setting each one reads.
  */
-import type { Workload } from '../domain/advice.ts';
+import type { NoiseVerdict, Workload } from '../domain/advice.ts';
 import { gapText } from './measure.ts';
 
 interface Named {
@@ -12,6 +12,14 @@ interface Named {
 interface Shown extends Named {
   id: string;
 }
+
+/** What a compared difference's verdict adds to its range (one rule: measure.ts, `noiseVerdict`). */
+const COMPARED_VERDICT: Record<NoiseVerdict, string> = {
+  better: '',
+  worse: '',
+  'within-noise': ', within the noise',
+  noisy: ', from a noisy run: not judged',
+};
 
 export const TEXT = {
   summary: {
@@ -26,7 +34,7 @@ export const TEXT = {
     noFasterMeasured: (original: Named, w: Workload) =>
       `Nothing to change: no plan measured faster than ${original.name} for the ${w} workload beyond the noise.`,
     noPenaltyMeasured: (current: string, percent: number) =>
-      `Nothing to change measured: ${current} showed almost no burst penalty on this machine (${percent}%).`,
+      `Nothing to change: ${current} showed almost no burst penalty on this machine (${percent}%), so a performance plan would gain little.`,
     noPlanVm:
       "Nothing to change here: this virtual machine exposes no power plan; the hypervisor host's power policy decides.",
     noPlanFirmware:
@@ -73,11 +81,14 @@ export const TEXT = {
     /** A comparison's figure for one candidate against the original. */
     compared: (
       metric: string,
-      d: { percent: number; low: number; high: number; significant: boolean },
+      d: { percent: number; low: number; high: number; verdict: NoiseVerdict },
       candidate: Named,
       original: Named,
     ) =>
-      `${metric} ran ${Math.abs(d.percent)}% ${d.percent >= 0 ? 'faster' : 'slower'} under ${candidate.name} than under ${original.name} (range ${d.low}..${d.high}%${d.significant ? '' : ', within the noise'})`,
+      `${metric} ran ${Math.abs(d.percent)}% ${d.percent >= 0 ? 'faster' : 'slower'} under ${candidate.name} than under ${original.name} (range ${d.low}..${d.high}%${COMPARED_VERDICT[d.verdict]})`,
+    /** The rules pointed to a change that what was measured here does not bear out. */
+    outweighed: (target: Named, basis: 'comparison' | 'benchmark') =>
+      `the settings above point to ${target.name}, but the ${basis} on this machine outweighs them: it measured no gain worth the switch`,
     comparedGain: (metric: string, d: { percent: number; low: number; high: number }, best: Named) =>
       `${metric} ${d.percent}% faster (range ${d.low}..${d.high}%) under ${best.name}`,
     penalty: (gapMs: number, percent: number) =>

@@ -1,5 +1,9 @@
 /** Plain-text renderings of benchmark results for a person at a terminal (the CLI's default output). */
 import type { BenchmarkList, BenchmarkResult, Stats } from '../domain/benchmark.ts';
+import { signed, table } from '../lib/table.ts';
+
+const indent = (text: string): string => text.replace(/^/gm, '  ');
+const threads = (n: number): string => `${n} thread${n === 1 ? '' : 's'}`;
 
 const num = (x: number, digits = 1): string => x.toFixed(digits);
 const range = (s: Stats, digits = 1): string =>
@@ -10,18 +14,27 @@ export const formatResult = (r: BenchmarkResult): string => {
   const { phases: ph, environment: env } = r;
   const plan = env.activePlan?.plan;
   const lines = [
-    `Benchmark ${r.id}: ${r.profile} profile, ${r.threads} threads, ${num(r.durationMs / 1000)} s`,
+    `Benchmark ${r.id}: ${r.profile} profile, ${threads(r.threads)}, ${num(r.durationMs / 1000)} s`,
     `  Plan          ${plan ? `${plan.name} (${plan.id})` : 'none exposed'} [${env.backend}]`,
     `  CPU           ${env.cpu.model}, ${env.cpu.logicalCpus} logical CPUs${env.virtualization?.detected ? `, VM (${env.virtualization.kind ?? 'unknown'})` : ''}`,
     `  Load before   ${num(env.loadBefore.cpuBusyPercent)}% busy${r.forced ? ' (forced)' : ''}`,
     '',
     `Warm burst      ${range(ph.warmBaseline.burstMs, 2)} for ${ph.warmBaseline.burstUnits} units of ${num(ph.calibration.unitMs.value, 2)} ms${mark(ph.warmBaseline.noisy)}`,
     'Burst after idle (penalty = slower than warm):',
-    ...ph.burstsAfterIdle.map(
-      (g) =>
-        `  ${`${g.idleGapMs} ms`.padStart(8)}  ${`${g.penaltyPercent.value >= 0 ? '+' : ''}${num(g.penaltyPercent.value)}%`.padStart(7)}` +
-        `  (ratio p10 ${num(g.penalty.p10, 2)}..p90 ${num(g.penalty.p90, 2)}), ramp-up ${num(g.rampUpMs.median)} ms` +
-        `${g.unsettled ? `, ${g.unsettled} never settled` : ''}${mark(g.noisy)}`,
+    indent(
+      table(
+        ['idle gap', 'penalty', 'ratio p10..p90', 'ramp-up', ''],
+        ph.burstsAfterIdle.map((g) => [
+          `${g.idleGapMs} ms`,
+          `${signed(g.penaltyPercent.value)}%`,
+          `${num(g.penalty.p10, 2)}..${num(g.penalty.p90, 2)}`,
+          `${num(g.rampUpMs.median)} ms`,
+          [g.unsettled ? `${g.unsettled} never settled` : '', g.noisy ? 'noisy' : '']
+            .filter(Boolean)
+            .join(', '),
+        ]),
+        ['right', 'right', 'right', 'right'],
+      ),
     ),
     ...(ph.wakeUp
       ? [
@@ -36,7 +49,7 @@ export const formatResult = (r: BenchmarkResult): string => {
         ]
       : []),
     `Single thread   ${num(ph.sustainedSingle.throughput.value)} Mops/s${mark(ph.sustainedSingle.noisy)}`,
-    `All cores       ${num(ph.sustainedAllCore.throughput.value)} Mops/s on ${ph.sustainedAllCore.threads} threads ` +
+    `All cores       ${num(ph.sustainedAllCore.throughput.value)} Mops/s on ${threads(ph.sustainedAllCore.threads)} ` +
       `(speedup ${num(ph.sustainedAllCore.speedup.value, 2)}x, efficiency ${num(ph.sustainedAllCore.scalingEfficiency.value * 100, 0)}%)${mark(ph.sustainedAllCore.noisy)}`,
     ...(r.summary.headline ? [`Both halves     ${r.summary.headline}`] : []),
     ...r.warnings.map((w) => `Warning: ${w}`),
@@ -47,12 +60,18 @@ export const formatResult = (r: BenchmarkResult): string => {
 export const formatList = (l: BenchmarkList): string =>
   l.benchmarks.length
     ? [
-        `${'id'.padEnd(26)} ${'started'.padEnd(20)} ${'profile'.padEnd(8)} ${'1-thread'.padStart(9)} ${'all-core'.padStart(9)} ${'burst'.padStart(7)}  plan`,
-        ...l.benchmarks.map(
-          (b) =>
-            `${b.id.padEnd(26)} ${b.startedAt.slice(0, 19).replace('T', ' ').padEnd(20)} ${b.profile.padEnd(8)} ` +
-            `${num(b.singleThreadMops).padStart(9)} ${num(b.allCoreMops).padStart(9)} ${`${num(b.burstPenaltyPercent)}%`.padStart(7)}  ` +
+        table(
+          ['id', 'started', 'profile', '1-thread', 'all-core', 'burst', 'plan'],
+          l.benchmarks.map((b) => [
+            b.id,
+            b.startedAt.slice(0, 19).replace('T', ' '),
+            b.profile,
+            num(b.singleThreadMops),
+            num(b.allCoreMops),
+            `${signed(b.burstPenaltyPercent)}%`,
             `${b.plan ?? '-'}${b.noisy ? ' [noisy]' : ''}`,
+          ]),
+          ['left', 'left', 'left', 'right', 'right', 'right'],
         ),
         `(${l.benchmarks.length} of ${l.total}; throughput in Mops/s, burst = penalty after the longest idle gap)`,
       ].join('\n')

@@ -156,14 +156,25 @@ export const PlanRefOut = z
   .object({ id: z.string(), name: z.string(), kind: PlanKind })
   .meta({ id: 'ComparedPlan', description: 'A plan taking part in a comparison.' });
 
+export const NoiseVerdict = z
+  .enum(['better', 'worse', 'within-noise', 'noisy'])
+  .describe(
+    'better / worse: the range [low, high] lies wholly above / below 0; within-noise: it touches or crosses 0; ' +
+      'noisy: a run was flagged noisy, so the difference is not judged.',
+  );
+export type NoiseVerdict = z.infer<typeof NoiseVerdict>;
+
 export const Difference = z
   .object({
     percent: z.number().describe('Change against the original plan in %, positive = better (faster).'),
     low: z.number().describe('Lower end (%) from the p10/p90 spread of both runs.'),
     high: z.number().describe('Upper end (%).'),
+    verdict: NoiseVerdict,
     significant: z
       .boolean()
-      .describe('True when the whole range lies on one side of 0 and neither run was noisy.'),
+      .describe(
+        'True when the verdict is better or worse: the range lies wholly on one side of 0 and neither run was noisy.',
+      ),
   })
   .meta({ id: 'ComparisonDifference', description: 'A measured difference with its uncertainty.' });
 export type Difference = z.infer<typeof Difference>;

@@ -1,18 +1,6 @@
 /** Tables of the fleet commands for people (the CLI's --json prints the REST JSON instead). */
 import type { FleetHostList, FleetSetResult, FleetStatus } from '../domain/fleet.ts';
-
-/** Columns padded to their widest cell; the last column is not padded. */
-export const table = (head: string[], rows: string[][]): string => {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  return [head, ...rows]
-    .map((r) =>
-      r
-        .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-};
+import { table } from '../lib/table.ts';
 
 const hostCount = (n: number) => `${n} host${n === 1 ? '' : 's'}`;
 

@@ -1,7 +1,8 @@
 /** Advice backed by measurement: a benchmark under the active plan, an A/B comparison, and the difference maths. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { difference, figuresOf } from '../../src/advice/measure.ts';
+import fc from 'fast-check';
+import { difference, figuresOf, noiseVerdict } from '../../src/advice/measure.ts';
 import { recommend } from '../../src/advice/recommend.ts';
 import { type ComparisonEntry, Recommendation } from '../../src/domain/advice.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
@@ -46,8 +47,34 @@ describe('difference with uncertainty', () => {
     assert.ok(d.low < 0 && d.high > 0);
     assert.equal(d.significant, false);
   });
-  it('a noisy run is never significant', () => {
-    assert.equal(difference(s(40, 38, 42), s(30, 29, 31), false, true).significant, false);
+  it('a noisy run is never significant: its verdict is noisy, not within the noise', () => {
+    const d = difference(s(40, 38, 42), s(30, 29, 31), false, true);
+    assert.equal(d.significant, false);
+    assert.equal(d.verdict, 'noisy');
+  });
+
+  it('one rule: the verdict follows the range as shown, for any spreads (property)', () => {
+    const spread = fc
+      .tuple(
+        fc.double({ min: 1, max: 1000, noNaN: true }),
+        fc.double({ min: 0, max: 0.5, noNaN: true }),
+        fc.double({ min: 0, max: 0.5, noNaN: true }),
+      )
+      .map(([median, below, above]) => ({ median, p10: median * (1 - below), p90: median * (1 + above) }));
+    fc.assert(
+      fc.property(spread, spread, fc.boolean(), fc.boolean(), (a, b, higher, noisy) => {
+        const d = difference(a, b, higher, noisy);
+        assert.equal(d.low <= d.high, true);
+        const expected = noisy ? 'noisy' : d.low > 0 ? 'better' : d.high < 0 ? 'worse' : 'within-noise';
+        assert.equal(d.verdict, expected);
+        assert.equal(noiseVerdict(d.low, d.high, noisy), d.verdict);
+        assert.equal(d.significant, d.verdict === 'better' || d.verdict === 'worse');
+        // The median lies inside its range, so a clear verdict agrees with the sign shown.
+        if (d.verdict === 'better') assert.ok(d.percent > 0);
+        if (d.verdict === 'worse') assert.ok(d.percent < 0);
+      }),
+      { numRuns: 500 },
+    );
   });
   it('higher-is-better throughput: a drop is negative', () => {
     const d = difference(s(100, 99, 101), s(80, 79, 81), true, false);
@@ -74,7 +101,10 @@ describe('advice with a benchmark under the active plan', () => {
   it('almost no penalty measured: nothing to change, said so', () => {
     const r = recommend({ ...balancedInput(), benchmark: benchmarkResult(2) });
     assert.equal(r.changeRecommended, false);
-    assert.match(r.summary, /^Nothing to change measured/);
+    assert.match(
+      r.summary,
+      /^Nothing to change: Balanced showed almost no burst penalty .*so a performance plan would gain little\./,
+    );
     assert.equal(r.recommended?.id, SCHEME.balanced);
     assert.deepEqual(r.actions, []);
   });
@@ -119,6 +149,25 @@ describe('advice from a comparison', () => {
     const r = recommend({ ...balancedInput(), comparison: [orig, cand] });
     assert.equal(r.changeRecommended, false);
     assert.match(r.summary, /^Nothing to change: no plan measured faster than Balanced/);
+    // The rules' findings for a change are still listed, followed by why the advice does not follow them.
+    assert.ok(r.reasons.some((x) => /minimum processor state/.test(x.text)));
+    const last = r.reasons[r.reasons.length - 1]!;
+    assert.deepEqual(last.fact, { name: 'outweighedBy', value: 'comparison' });
+    assert.match(last.text, /point to High performance, but the comparison on this machine outweighs them/);
+  });
+
+  it('a benchmark with almost no penalty says why the settings do not decide', () => {
+    const r = recommend({ ...balancedInput(), benchmark: benchmarkResult(2) });
+    assert.equal(r.changeRecommended, false);
+    assert.equal(r.reasons.at(-1)?.fact.name, 'outweighedBy');
+  });
+
+  it('a winning comparison adds no such reason', () => {
+    const orig = entry(bal, 40, undefined, 'bm-20250101-120000-000001');
+    const cand = entry(high, 0, orig, 'bm-20250101-120000-000002');
+    const r = recommend({ ...balancedInput(), comparison: [orig, cand] });
+    assert.equal(r.changeRecommended, true);
+    assert.ok(!r.reasons.some((x) => x.fact.name === 'outweighedBy'));
   });
 
   it('Ultimate original: a faster-measured High performance is still not a recommended downgrade', () => {

@@ -173,7 +173,7 @@ describe('a comparison longer than the stale time keeps its lock', () => {
       );
       const set = await runCli(['set', 'balanced'], t.env);
       assert.equal(set.code, 1, set.stdout + set.stderr);
-      assert.match(set.stderr, /being changed by compare_power_plans/);
+      assert.match(set.stderr, /being changed by powerplan compare/);
       assert.equal((await t.deps.backend.getActive()).plan?.id, SCHEME.highPerformance);
     } finally {
       assert.equal(await server.stop('SIGTERM'), 0);

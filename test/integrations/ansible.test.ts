@@ -7,6 +7,7 @@
  * service's own detail as msg; the desired plan and holds through the modules directly.
  */
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
@@ -106,7 +107,7 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
     if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
     const list = await runAnsible(dir.dir, 'ansible-doc', ['-t', 'module', '-l', 'powerplan.powerplan']);
     assert.equal(list.code, 0, list.stderr);
-    for (const m of ['powerplan_info', 'powerplan_plan', 'powerplan_hold']) {
+    for (const m of ['powerplan_info', 'powerplan_plan', 'powerplan_hold', 'powerplan_benchmark']) {
       assert.match(list.stdout, new RegExp(`^powerplan\\.powerplan\\.${m} +\\S`, 'm'));
       const doc = await runAnsible(dir.dir, 'ansible-doc', [`powerplan.powerplan.${m}`]);
       assert.equal(doc.code, 0, doc.stderr);
@@ -145,16 +146,21 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
     assert.match(r.output, /set: Balanced -> High performance \(would change, check mode\)/);
   });
 
-  it('a real run changes both hosts; run again, it changes nothing', async (ctx) => {
+  it('a real run changes both hosts and benchmarks; run again, it changes nothing', async (ctx) => {
     if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
     const args = ['--diff', '-e', 'powerplan_apply=true', '-e', 'powerplan_plan=high-performance'];
-    const first = await site(args);
+    const bench = ['-e', 'powerplan_benchmark=true', '-e', 'powerplan_benchmark_force=true'];
+    const first = await site([...args, ...bench]);
     assert.equal(first.code, 0, first.output);
     for (const h of hosts) {
       assert.deepEqual([first.recap[h].changed, first.recap[h].failed], [1, 0], first.output);
       assert.equal(await activeKind(h), 'high-performance');
     }
     assert.match(first.output, /set: Balanced -> High performance \(changed\)/);
+    for (const h of hosts) {
+      const list = await fetch(`${url(h)}/v1/benchmarks`, { headers: auth(h) });
+      assert.equal(((await list.json()) as { total: number }).total, 1, `${h}: one benchmark stored`);
+    }
     const second = await site(args);
     assert.equal(second.code, 0, second.output);
     for (const h of hosts) assert.deepEqual([second.recap[h].changed, second.recap[h].failed], [0, 0]);
@@ -230,6 +236,47 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
     ]);
     for (const h of hosts) assert.match(none.stdout, new RegExp(`^${h} \\| CHANGED`, 'm'), none.stdout);
     assert.equal((await desired('agent_a')).planId, null);
+  });
+
+  it('without a token, a loopback service is called with its local administrator credential', async (ctx) => {
+    if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
+    const file = join(dir.dir, 'admin.token');
+    await writeFile(file, `${control}\n`, { mode: 0o600 });
+    const info = (extra: string, base = url('agent_a')) =>
+      runAnsible(dir.dir, 'ansible', [
+        '-i',
+        join(dir.dir, 'inventory.ini'),
+        'agent_a',
+        '-m',
+        'powerplan.powerplan.powerplan_info',
+        '-a',
+        `url=${base} ${extra}`,
+      ]);
+    const picked = await info(`admin_token_file=${file}`);
+    assert.match(picked.stdout, /^agent_a \| SUCCESS/m, picked.stdout);
+    // No file there (the default /var/lib/powerplan/admin.token belongs to no service of this test): no token, 401.
+    const none = await info(`admin_token_file=${join(dir.dir, 'absent.token')}`);
+    assert.match(none.stdout, /^agent_a \| FAILED!/m, none.stdout);
+    assert.match(none.stdout, /"status": 401/);
+    // Only for a loopback name: http://127.1:port reaches the same service, but is not a name the
+    // module counts as loopback, so the credential stays home and the service answers 401.
+    const elsewhere = await info(`admin_token_file=${file}`, url('agent_a').replace('127.0.0.1', '127.1'));
+    assert.match(elsewhere.stdout, /^agent_a \| FAILED!/m, elsewhere.stdout);
+    assert.match(elsewhere.stdout, /"status": 401/);
+    // The role: powerplan_token empty, the credential file given.
+    const role = await site([
+      '--limit',
+      'agent_a',
+      '-e',
+      'powerplan_token=',
+      '-e',
+      `powerplan_admin_token_file=${file}`,
+      '-e',
+      'powerplan_apply=true',
+      '-e',
+      'powerplan_plan=high-performance',
+    ]);
+    assert.deepEqual([role.recap.agent_a?.failed, role.recap.agent_a?.changed], [0, 0], role.output);
   });
 
   it('powerplan_hold: taken once per reason, check mode takes none, released by reason with the plan restored', async (ctx) => {

@@ -151,7 +151,7 @@ describe('an idle service', () => {
   test('with a desired plan enforced: one timer, at the configured interval, none under a second', async () => {
     const s = await started({
       POWERPLAN_DESIRED_PLAN: 'balanced',
-      POWERPLAN_DESIRED_ENFORCE: 'true',
+      POWERPLAN_ENFORCE: 'true',
       POWERPLAN_DESIRED_INTERVAL: '1',
     });
     try {

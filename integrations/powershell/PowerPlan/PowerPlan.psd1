@@ -8,6 +8,7 @@
     CompatiblePSEditions = @('Desktop', 'Core')
     FunctionsToExport    = @('Get-PowerPlanStatus', 'Set-PowerPlan', 'Test-PowerPlan', 'Invoke-PowerPlanBenchmark', 'Get-PowerPlanRecommendation', 'Install-PowerPlanService', 'Uninstall-PowerPlanService')
     CmdletsToExport      = @()
+    DscResourcesToExport = @('PowerPlan')
     VariablesToExport    = @()
     AliasesToExport      = @()
     PrivateData          = @{

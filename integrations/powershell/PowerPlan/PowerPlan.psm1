@@ -15,6 +15,32 @@ function ConvertTo-PlainToken {
     return [string]$Token
 }
 
+function Get-PowerPlanLocalCredential {
+    # The local administrator credential of this computer's service: the control token it keeps in
+    # its state directory as admin.token (POWERPLAN_STATE_DIR, else %ProgramData%\powerplan on
+    # Windows, /var/lib/powerplan elsewhere). Only Administrators (an elevated session) or root can
+    # read it; anyone else gets $null and calls without a token, which the service answers for
+    # reading only. Only for a loopback name: the service accepts it from this computer alone.
+    param([string]$ComputerName)
+    if ($ComputerName -notin @('localhost', '127.0.0.1', '::1', '[::1]')) { return $null }
+    $dir = $env:POWERPLAN_STATE_DIR
+    if (-not $dir) {
+        if ($env:ProgramData) { $dir = Join-Path $env:ProgramData 'powerplan' } else { $dir = '/var/lib/powerplan' }
+    }
+    $file = Join-Path $dir 'admin.token'
+    if (-not [System.IO.File]::Exists($file)) { return $null }
+    try {
+        $text = [System.IO.File]::ReadAllText($file).Trim()
+    }
+    catch {
+        # Not readable here (not elevated): no credential, and no record of it left in $Error.
+        Remove-CaughtError $_
+        return $null
+    }
+    if ($text -match '^pp_[A-Za-z0-9_-]{43}$') { return $text }
+    return $null
+}
+
 function Get-PowerPlanErrorCategory {
     # The PowerShell error category for an HTTP status of the service (0: no answer at all).
     param([int]$Status)
@@ -115,6 +141,7 @@ function Invoke-PowerPlanApi {
         $request.SkipHttpErrorCheck = $true
     }
     $plain = ConvertTo-PlainToken $Token
+    if (-not $plain) { $plain = Get-PowerPlanLocalCredential $ComputerName }
     if ($plain) { $request.Headers.Authorization = "Bearer $plain" }
     if ($null -ne $Body) {
         $request.Body = [System.Text.Encoding]::UTF8.GetBytes(($Body | ConvertTo-Json -Compress -Depth 5))
@@ -571,6 +598,56 @@ function Get-PowerPlanRecommendation {
                 Raw               = $r
             }
         }
+    }
+}
+
+# A DSC resource (class-based, Windows PowerShell 5.1's LCM, Invoke-DscResource or Azure Machine
+# Configuration) on top of the commands: the node's own service makes the plan the active one.
+# Test asks the service for a dry run, so "compliant" means exactly what Set-PowerPlan would not
+# change; the LCM runs as SYSTEM, which reads the service's local administrator credential.
+[DscResource()]
+class PowerPlan {
+    # One power plan per node.
+    [DscProperty(Key)]
+    [ValidateSet('Yes')]
+    [string]$IsSingleInstance = 'Yes'
+
+    # The plan, as Set-PowerPlan takes it (GUID, kind alias, powercfg alias or exact name).
+    [DscProperty(Mandatory)]
+    [string]$Plan
+
+    # Create a missing well-known plan (Ultimate Performance) first.
+    [DscProperty()]
+    [bool]$Create = $false
+
+    [DscProperty()]
+    [int]$Port = 8750
+
+    # What Get reports: the plan in force.
+    [DscProperty(NotConfigurable)]
+    [string]$ActivePlanId
+
+    [DscProperty(NotConfigurable)]
+    [string]$ActivePlanName
+
+    [PowerPlan] Get() {
+        $s = Get-PowerPlanStatus -ComputerName localhost -Port $this.Port
+        $r = [PowerPlan]::new()
+        $r.Plan = $this.Plan
+        $r.Create = $this.Create
+        $r.Port = $this.Port
+        $r.ActivePlanId = $s.PlanId
+        $r.ActivePlanName = $s.PlanName
+        return $r
+    }
+
+    [bool] Test() {
+        $r = Set-PowerPlan -Plan $this.Plan -Create:$this.Create -ComputerName localhost -Port $this.Port -WhatIf -WarningAction SilentlyContinue
+        return -not $r.DryRun
+    }
+
+    [void] Set() {
+        Set-PowerPlan -Plan $this.Plan -Create:$this.Create -ComputerName localhost -Port $this.Port -Confirm:$false | Out-Null
     }
 }
 

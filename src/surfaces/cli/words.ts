@@ -57,18 +57,27 @@ export const cliWords = (text: string): string => {
   assignPattern ??= new RegExp(`\\b(${names.join('|')})=([\\w-]+)`, 'g');
   const opPattern = new RegExp(`\\b(${[...commands.keys()].map(escapeRe).join('|')})\\b`, 'g');
   const flag = (name: string) => fields!.get(name)?.flag ?? name;
-  return text
-    .replace(opPattern, (name) => commands.get(name) ?? name)
-    .replace(leadPattern, (_w, before: string, name: string) => `${before}${flag(name)}: `)
-    .replace(assignPattern, (_w, name: string, value: string) => `${flag(name)} ${value}`)
-    .replace(fieldPattern, (whole, quoted: string | undefined, name: string | undefined, value?: string) => {
-      const f = fields!.get(quoted ?? name ?? '');
-      if (!f) return whole;
-      if (quoted) return f.flag;
-      if (!f.boolean) return whole;
-      return value === 'true' ? f.flag : `without ${f.flag}`;
-    })
-    .replace(camelPattern, flag);
+  return (
+    text
+      // A text that gives the CLI form itself: `force: true (CLI: --force)`, `POWERPLAN_FLEET_FILE (CLI: --fleet FILE)`.
+      .replace(/\b\w+: [\w-]+ \(CLI: ([^)]*)\)/g, '$1')
+      .replace(/\b(POWERPLAN_\w+) \(CLI: ([^)]*)\)/g, '$2 or $1')
+      .replace(/\(CLI: ([^)]*)\)/g, '(e.g. $1)')
+      .replace(opPattern, (name) => commands.get(name) ?? name)
+      .replace(leadPattern, (_w, before: string, name: string) => `${before}${flag(name)}: `)
+      .replace(assignPattern, (_w, name: string, value: string) => `${flag(name)} ${value}`)
+      .replace(
+        fieldPattern,
+        (whole, quoted: string | undefined, name: string | undefined, value?: string) => {
+          const f = fields!.get(quoted ?? name ?? '');
+          if (!f) return whole;
+          if (quoted) return f.flag;
+          if (!f.boolean) return whole;
+          return value === 'true' ? f.flag : `without ${f.flag}`;
+        },
+      )
+      .replace(camelPattern, flag)
+  );
 };
 
 /** An operation's description in CLI words: its own CLI text when it has one. */

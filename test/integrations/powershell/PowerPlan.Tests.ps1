@@ -280,6 +280,55 @@ Describe '-Token against a service with a token file' {
     }
 }
 
+Describe 'The DSC resource PowerPlan (class-based; Get, Test and Set as the LCM calls them)' {
+    It 'Test is $false while another plan is active, Set switches, then Test is $true and Get reports it' {
+        Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Force -Confirm:$false | Out-Null
+        $script = "using module '$script:ModulePath'`n" + (@(
+                "`$r = [PowerPlan]::new(); `$r.Plan = 'high-performance'; `$r.Port = $($script:Port)"
+                "'TEST1 ' + `$r.Test()"
+                "`$r.Set()"
+                "'TEST2 ' + `$r.Test()"
+                "`$g = `$r.Get(); 'GET ' + `$g.ActivePlanId + ' ' + `$g.Plan"
+            ) -join "`n")
+        $out = @(& $env:POWERPLAN_TEST_PWSH -NoProfile -Command $script 2>&1 | ForEach-Object { "$_" })
+        $out | Should -Contain 'TEST1 False'
+        $out | Should -Contain 'TEST2 True'
+        $out | Should -Contain "GET $($script:HighPerformance) high-performance"
+        Get-ActiveId | Should -Be $script:HighPerformance
+        (Import-PowerShellDataFile $script:ModulePath).DscResourcesToExport | Should -Be @('PowerPlan')
+    }
+}
+
+Describe 'The local administrator credential (admin.token in the state directory), without -Token' {
+    BeforeAll {
+        $script:StateDir = Join-Path ([System.IO.Path]::GetTempPath()) "powerplan-admin-$PID"
+        New-Item -ItemType Directory -Path $script:StateDir -Force | Out-Null
+        [System.IO.File]::WriteAllText((Join-Path $script:StateDir 'admin.token'), "$($env:POWERPLAN_TEST_TOKEN)`n")
+        # In a new process with POWERPLAN_STATE_DIR set, as an elevated session on that host has it.
+        $script:WithCredential = {
+            param([string]$Command)
+            $saved = $env:POWERPLAN_STATE_DIR
+            try { $env:POWERPLAN_STATE_DIR = $script:StateDir; @(Invoke-InChildHost "`$Error.Clear(); $Command; 'ERRORS ' + `$Error.Count" '') }
+            finally { $env:POWERPLAN_STATE_DIR = $saved }
+        }
+    }
+    AfterAll { Remove-Item -Recurse -Force $script:StateDir }
+
+    It 'is sent for a loopback computer, leaving nothing in $Error' {
+        $out = & $script:WithCredential "Get-PowerPlanStatus -Port $($script:TokenPort) | ForEach-Object { 'KIND ' + `$_.Kind }"
+        ($out -join "`n") | Should -Match 'KIND \S+'
+        $out | Should -Contain 'ERRORS 0'
+    }
+
+    It 'is not sent when a -Token is given, nor without the file' {
+        $out = & $script:WithCredential "try { Get-PowerPlanStatus -Port $($script:TokenPort) -Token 'pp_wrong' } catch { 'FAILED ' + `$_.FullyQualifiedErrorId }"
+        ($out -join "`n") | Should -Match 'FAILED PowerPlan.unauthorized'
+        $err = $null
+        try { Get-PowerPlanStatus -Port $script:TokenPort } catch { $err = $_ }
+        $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.unauthorized*'
+    }
+}
+
 Describe '-UseSsl against the service in TLS mode' {
     It 'reads and sets the plan over https when the certificate is trusted' {
         $s = Get-PowerPlanStatus -ComputerName localhost -Port $script:TlsPort -UseSsl

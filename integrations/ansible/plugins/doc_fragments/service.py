@@ -15,10 +15,19 @@ options:
     description:
       - Bearer token of the service's token file, with the scope the module needs (C(read) for
         powerplan_info, C(control) to set or hold a plan). Keep it in Ansible Vault.
-      - When not given, the module uses the service's local administrator credential if it can
-        read it (on the service's own host, with C(become)), and otherwise sends no token, which
-        the service accepts from loopback callers when it has no token file.
+      - When not given (or empty) and I(url) is a loopback address, the module uses the
+        service's local administrator credential, I(admin_token_file), which only root can read
+        (C(become)). Otherwise it sends no token; the service answers such callers for reading
+        only.
     type: str
+  admin_token_file:
+    description:
+      - The service's local administrator credential on the host the module runs on (a control
+        token the service writes at its first start; see docs/SECURITY.md of powerplan).
+      - Used only without I(token) and for a loopback I(url); never sent to another host.
+      - Default C(admin.token) in C(POWERPLAN_STATE_DIR) when that is set in the module's
+        environment, else C(/var/lib/powerplan/admin.token).
+    type: path
   validate_certs:
     description:
       - Verify the service's TLS certificate (C(https) URLs). Leave it on; trust the certificate

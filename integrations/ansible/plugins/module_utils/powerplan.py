@@ -1,6 +1,9 @@
 # The powerplan service's REST API for the collection's modules: one request function, the shared
 # options, and the service's problem+json turned into the task's failure (msg = the detail).
 import json
+import os
+import re
+from urllib.parse import urlsplit
 
 from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.urls import fetch_url
@@ -8,6 +11,7 @@ from ansible.module_utils.urls import fetch_url
 SERVICE_ARGS = dict(
     url=dict(type='str', default='http://127.0.0.1:8750'),
     token=dict(type='str', no_log=True),
+    admin_token_file=dict(type='path'),
     validate_certs=dict(type='bool', default=True),
     ca_path=dict(type='path'),
     timeout=dict(type='int', default=30),
@@ -39,11 +43,39 @@ class ServiceError(Exception):
         module.fail_json(msg=self.msg, status=self.status, code=self.code, problem=self.problem, **result)
 
 
+LOOPBACK = ('127.0.0.1', 'localhost', '::1')
+ADMIN_TOKEN = re.compile(r'^pp_[A-Za-z0-9_-]{43}$')
+
+
+def admin_token_path(params):
+    """Where the service on this host keeps its local administrator credential."""
+    if params.get('admin_token_file'):
+        return params['admin_token_file']
+    return os.path.join(os.environ.get('POWERPLAN_STATE_DIR') or '/var/lib/powerplan', 'admin.token')
+
+
+def local_admin_token(params):
+    """
+    The service's local administrator credential (control scope), for a service on this host
+    only: it counts from loopback callers alone, so it is never sent anywhere else. Readable by
+    root (become: true); for anyone else, or when absent, None, and the call goes without a token
+    (which the service answers for reading only).
+    """
+    if urlsplit(params['url']).hostname not in LOOPBACK:
+        return None
+    try:
+        with open(admin_token_path(params), encoding='ascii') as f:
+            text = f.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if ADMIN_TOKEN.match(text) else None
+
+
 class Service:
     def __init__(self, module):
         self.module = module
         self.base = module.params['url'].rstrip('/')
-        self.token = module.params.get('token')
+        self.token = module.params.get('token') or local_admin_token(module.params)
 
     def request(self, method, path, body=None, timeout=None):
         """One call; returns the JSON answer of a 2xx, raises ServiceError otherwise."""
