@@ -988,7 +988,7 @@ export interface components {
             checkedAt: string;
             /** @description How long the agent took to answer, or until it was given up (from Prometheus: the scrape). */
             durationMs: number;
-            /** @description From Prometheus only: ISO 8601 time of the host's newest sample (its last good scrape); for an unreachable host, how old the last known state is; null when none is left within the lookback. */
+            /** @description From Prometheus, for a host that is not ok: ISO 8601 time of its newest sample (its last good scrape), how old the last known state is; null when none is left within the lookback. */
             lastSampleAt?: string | null;
             /** @description The plan in force; null when not ok or the host exposes no plan. */
             plan: {

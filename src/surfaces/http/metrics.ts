@@ -16,6 +16,7 @@ import type { Effective } from '../../domain/idle.ts';
 import type { AcDc, ActivePlan, DesiredSummary } from '../../domain/schemas.ts';
 import { type Caller, localCaller, requireScope } from '../../domain/scopes.ts';
 import { AuditChangeCounter } from '../../lib/audit-log.ts';
+import { activePlan } from '../../services/plans.ts';
 import { advise } from '../../services/recommendation.ts';
 import { type ProcessMetrics, registerProcessMetrics } from './process-metrics.ts';
 
@@ -117,13 +118,11 @@ export const createMetrics = (deps: Deps): Metrics => {
   const read = async (): Promise<Snapshot> => {
     // A failing read leaves its gauges empty (and powerplan_backend_up at 0) instead of failing the scrape.
     const [active, benchmark, planChanges] = await Promise.all([
-      deps.backend
-        .getActive()
-        .then((a) => deps.desired.withDesired(a))
-        .catch((e) => {
-          deps.log.warn('metrics: reading the active plan failed', { error: errorMessage(e) });
-          return undefined;
-        }),
+      // As get_active_power_plan answers it: desired state, the last switch's read-back, who controls.
+      activePlan(deps).catch((e) => {
+        deps.log.warn('metrics: reading the active plan failed', { error: errorMessage(e) });
+        return undefined;
+      }),
       deps.bench.latest().catch((e) => {
         deps.log.warn('metrics: reading the benchmark history failed', { error: errorMessage(e) });
         return undefined;
@@ -163,6 +162,8 @@ export const createMetrics = (deps: Deps): Metrics => {
       async collect() {
         const s = await scrape;
         this.reset();
+        // prom-client gives a label-less gauge a 0 on reset: a fact this scrape lacks has no sample.
+        if (labelNames.length === 0) this.remove();
         fill(this, s);
       },
     });
