@@ -58,7 +58,7 @@ export interface paths {
         get: operations["get_active_power_plan"];
         /**
          * Set the active power plan
-         * @description Makes a plan active. Accepts a plan id, a kind alias such as high-performance, a powercfg alias or an exact name, and always answers with the resolved id. Try it with dryRun: true first: that says what would change and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches nothing. Changes are audited and serialized with other plan changes. With create: true, a missing Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change is refused with a conflict unless force: true, which ends them. After the switch the settings that matter are read back (Windows: the processor and idle settings and any group policy pinning one of them; Linux: governor, EPP, platform profile, `tuned-adm verify`): `effective.mismatches` lists what did not take effect, with the probable cause, and each mismatch adds a warning.
+         * @description Makes a plan active. Accepts a plan id, a kind alias such as high-performance, a powercfg alias or an exact name, and always answers with the resolved id. Try it with dryRun: true first: that says what would change and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches nothing. Changes are audited and serialized with other plan changes. With create: true, a missing Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change is refused with a conflict unless force: true, which ends them; so is a change away from a desired plan that is enforced (set_desired_power_plan), where force: true turns enforcement off (the desired plan stays, its drift reported). After the switch the settings that matter are read back (Windows: the processor and idle settings and any group policy pinning one of them; Linux: governor, EPP, platform profile, `tuned-adm verify`): `effective.mismatches` lists what did not take effect, with the probable cause, and each mismatch adds a warning.
          */
         put: operations["set_power_plan"];
         post?: never;
@@ -290,7 +290,7 @@ export interface paths {
         get?: never;
         /**
          * Set the power plan on fleet hosts
-         * @description Sets the power plan on the hosts of the fleet named by hosts and/or tags (every host when neither is given), through each agent's own set_power_plan: resolved there (kind alias, id or name), idempotent, audited there, refused there while holds are in force. Call it with dryRun: true first: each host then says what would change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a control token for each host. With a Prometheus source, the agents' URLs come from Prometheus' targets and their token from the fleet file's prometheus.agents.
+         * @description Sets the power plan on the hosts of the fleet named by hosts and/or tags (every host when neither is given), through each agent's own set_power_plan: resolved there (kind alias, id or name), idempotent, audited there, refused there while holds are in force or a desired plan is enforced. Call it with dryRun: true first: each host then says what would change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a control token for each host. With a Prometheus source, the agents' URLs come from Prometheus' targets and their token from the fleet file's prometheus.agents.
          */
         put: operations["set_fleet_power_plan"];
         post?: never;
@@ -430,7 +430,7 @@ export interface components {
              * @description What the caveat is about.
              * @enum {string}
              */
-            kind: "power-heat" | "battery" | "group-policy" | "vm-host" | "firmware" | "rights" | "measurement";
+            kind: "power-heat" | "battery" | "group-policy" | "vm-host" | "firmware" | "rights" | "measurement" | "edited-plan" | "not-in-force";
             text: string;
         };
         /** @description One fact about this system that a reason rests on. */
@@ -854,6 +854,24 @@ export interface components {
             /** @description What the fact means, in one sentence. */
             text: string;
         };
+        /** @description Both halves of what a plan costs, weighed: idle-state wake-up against the clock ramp. */
+        CostHalves: {
+            /** @description Measured wake-up cost per request (us): timer overshoot plus first-unit slowdown; null without a benchmark. */
+            wakeUpUs: number | null;
+            /** @description Measured clock-ramp cost (us): the extra time of the first 1 ms unit after the longest idle gap. */
+            rampUs: number | null;
+            /** @description Published exit latency of the deepest idle state allowed here (us). */
+            publishedExitLatencyUs: number | null;
+            /**
+             * @description Which half costs more: idle states (wake-up) or the clock (ramp).
+             * @enum {string}
+             */
+            dominant: "idle" | "clock" | "both" | "neither" | "unknown";
+            /** @description The weighing in one sentence. */
+            text: string;
+            /** @description The settings to change on the side that costs more (idle disable / idle state maximum / PM QoS, or minimum processor state / EPP), and stock values to restore on an edited built-in plan, with the commands. */
+            settings: components["schemas"]["AdviceAction"][];
+        };
         /** @description The desired plan, the plan in force and the drift counters. */
         DesiredState: {
             /** @description The desired plan: its id, or the configured text when it matches no plan; null when none is set. */
@@ -988,7 +1006,7 @@ export interface components {
             checkedAt: string;
             /** @description How long the agent took to answer, or until it was given up (from Prometheus: the scrape). */
             durationMs: number;
-            /** @description From Prometheus only: ISO 8601 time of the host's newest sample (its last good scrape); for an unreachable host, how old the last known state is; null when none is left within the lookback. */
+            /** @description From Prometheus, for a host that is not ok: ISO 8601 time of its newest sample (its last good scrape), how old the last known state is; null when none is left within the lookback. */
             lastSampleAt?: string | null;
             /** @description The plan in force; null when not ok or the host exposes no plan. */
             plan: {
@@ -1356,6 +1374,8 @@ export interface components {
             /** @description Costs and limits: power and heat, battery, group policy, VM host, firmware. */
             caveats: components["schemas"]["AdviceCaveat"][];
             basis: components["schemas"]["AdviceBasis"];
+            /** @description The two halves of what the plan costs, weighed, with the setting to change on the costlier side. */
+            halves?: components["schemas"]["CostHalves"];
         };
         /** @description The plan the advice recommends being in. */
         RecommendedPlan: {
@@ -1644,7 +1664,7 @@ export interface operations {
                      */
                     create?: boolean;
                     /**
-                     * @description Change the plan although holds are in force (hold_power_plan): ends them, and the plan set stays (nothing is restored).
+                     * @description Change the plan although holds are in force (hold_power_plan: ends them, and the plan set stays, nothing is restored) or a desired plan is enforced (turns enforcement off; the desired plan stays, its drift reported).
                      * @default false
                      */
                     force?: boolean;

@@ -1,44 +1,202 @@
 /**
- * Fleet status of many agents: 50 agents in this process (real HTTP servers on loopback, port 0,
- * simulated backend, each with its own state directory and token file), a fleet file naming them,
- * and `get_fleet_status` through a fresh fleet service per round (no cached answer, new
- * connections: the cold case). The reference, measured in the same run, is the status of one
- * agent; per-host overhead is what each further host adds.
+ * Fleet status two ways, in one run:
  *
- *   npm run perf:fleet -- [--hosts 50] [--rounds 5] [--concurrency 16]
+ * 1. From Prometheus, at scale: 10,000 simulated hosts' scrapes (perf/lib/fleet-sim.ts) written as
+ *    OpenMetrics, loaded with `promtool tsdb create-blocks-from openmetrics` into a fresh data
+ *    directory, a real Prometheus started on it (loopback, random port, no scraping), and
+ *    `powerplan fleet status --json` run as its own process from the bundle against a fleet file
+ *    naming that Prometheus: wall time, the CLI's CPU time and peak resident memory (`/usr/bin/time`),
+ *    Prometheus' CPU time for the same call, and the answer checked host by host. Then the same
+ *    call warm, in this process (the service answering a portal).
+ * 2. The fan-out over 50 live agents in this process (real HTTP servers on loopback, port 0,
+ *    simulated backend, each with its own state directory and token file), a fleet file naming
+ *    them, and `get_fleet_status` through a fresh fleet service per round (no cached answer, new
+ *    connections: the cold case). The reference, measured in the same run, is the status of one
+ *    agent; per-host overhead is what each further host adds.
  *
- * Goal: the status of 50 agents in under 1.5 s.
+ *   npm run perf:fleet -- [--hosts 50] [--rounds 5] [--concurrency 16] [--sim-hosts 10000] [--sim-rounds 5]
+ *
+ * Goals: 10,000 hosts from Prometheus in under 2 s with the asking process under 150 MiB; the
+ * status of 50 agents in under 1.5 s.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
 import { buildDeps } from '../src/deps.ts';
+import { FleetStatus } from '../src/domain/fleet.ts';
 import { createLogger } from '../src/lib/log.ts';
 import { createToken } from '../src/lib/tokens.ts';
 import { FleetService } from '../src/services/fleet/fleet.ts';
 import { startHttpServer } from '../src/surfaces/http/server.ts';
-import { footer, header, median, verdict } from './lib/machine.ts';
+import { startPrometheus } from '../test/support/prometheus.ts';
+import { createBlocks, simHost, writeOpenMetrics } from './lib/fleet-sim.ts';
+import { footer, header, loadAverage, median, verdict } from './lib/machine.ts';
+import { cpuMs, repoRoot } from './lib/processes.ts';
 
 const { values } = parseArgs({
   options: {
     hosts: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '16' },
+    'sim-hosts': { type: 'string', default: '10000' },
+    'sim-rounds': { type: 'string', default: '5' },
   },
 });
 const count = Number(values.hosts);
 const rounds = Number(values.rounds);
 const GOAL_MS = 1500;
-
-header(`Fleet status of ${count} agents (in-process HTTP servers on loopback, simulated backend)`);
-
-const dir = await mkdtemp(join(tmpdir(), 'powerplan-bench-fleet-'));
+const simCount = Number(values['sim-hosts']);
+const simRounds = Number(values['sim-rounds']);
+const SIM_GOAL_MS = 2000;
+const SIM_GOAL_MIB = 150;
+const log = createLogger('silent');
 const secret = async (path: string, text: string) => {
   await writeFile(path, text, { mode: 0o600 });
   await chmod(path, 0o600);
 };
+
+header(
+  `Fleet status of ${simCount.toLocaleString('en')} simulated hosts from Prometheus, and of ${count} live agents (fan-out)`,
+);
+
+// ---- 1. From Prometheus -------------------------------------------------------------------
+
+// The CLI runs from the bundle, as installed: build it for the current sources.
+await new Promise<void>((resolve, reject) => {
+  const child = spawn(process.execPath, [join(repoRoot, 'scripts', 'build.mjs')], { stdio: 'ignore' });
+  child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`build failed: ${code}`))));
+});
+
+const simDir = await mkdtemp(join(tmpdir(), 'powerplan-bench-prometheus-'));
+const endS = Math.floor(Date.now() / 1000) - 10;
+let t0 = performance.now();
+const lines = await writeOpenMetrics(join(simDir, 'fleet.om'), simCount, endS);
+const omBytes = (await stat(join(simDir, 'fleet.om'))).size;
+const writeMs = performance.now() - t0;
+t0 = performance.now();
+await createBlocks(join(simDir, 'fleet.om'), join(simDir, 'data'));
+const blocksMs = performance.now() - t0;
+await rm(join(simDir, 'fleet.om'));
+const prometheus = await startPrometheus(simDir, 'global: {}\n', { dataDir: join(simDir, 'data') });
+const simFleet = join(simDir, 'fleet.json');
+await secret(simFleet, JSON.stringify({ prometheus: { url: prometheus.url } }));
+console.log(
+  `Simulated: ${simCount} hosts, ${lines.toLocaleString('en')} OpenMetrics lines (${(omBytes / 2 ** 20).toFixed(0)} MiB) ` +
+    `written in ${(writeMs / 1000).toFixed(1)} s, loaded by promtool tsdb create-blocks-from openmetrics in ${(blocksMs / 1000).toFixed(1)} s.\n`,
+);
+
+/** The answer, checked against what the simulation wrote for every host. */
+const check = (s: FleetStatus) => {
+  const byName = new Map(s.hosts.map((h) => [h.name, h]));
+  let ok = 0;
+  for (let i = 0; i < simCount; i++) {
+    const want = simHost(i);
+    const got = byName.get(want.name);
+    const status = want.state === 'ok' ? 'ok' : 'unreachable';
+    if (!got || got.status !== status || (status === 'ok' && got.plan?.id !== want.plan.id))
+      throw new Error(`${want.name}: expected ${status} on ${want.plan.kind}, got ${JSON.stringify(got)}`);
+    if (status !== 'ok' && !got.lastSampleAt) throw new Error(`${want.name}: no last sample time`);
+    if (status === 'ok') ok++;
+  }
+  if (s.hosts.length !== simCount) throw new Error(`${s.hosts.length} hosts answered, ${simCount} simulated`);
+  return ok;
+};
+
+const cliEnv = {
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '/tmp',
+  POWERPLAN_STATE_DIR: join(simDir, 'cli'),
+  POWERPLAN_BACKEND: 'simulated',
+  POWERPLAN_FLEET_TIMEOUT_MS: '60000',
+};
+/** One `powerplan fleet status --json` as its own process, under /usr/bin/time. */
+const cliOnce = () =>
+  new Promise<{ wallMs: number; cpuMs: number; maxRssMiB: number; promCpuMs: number; ok: number }>(
+    (resolve, reject) => {
+      void cpuMs(prometheus.child.pid!).then((promBefore) => {
+        const started = performance.now();
+        execFile(
+          '/usr/bin/time',
+          [
+            '-f',
+            'TIME %U %S %M',
+            process.execPath,
+            join(repoRoot, 'bin', 'powerplan.js'),
+            'fleet',
+            'status',
+            '--fleet',
+            simFleet,
+            '--json',
+          ],
+          { env: cliEnv, maxBuffer: 256 * 1024 * 1024, cwd: repoRoot },
+          async (err, stdout, stderr) => {
+            const wallMs = performance.now() - started;
+            if (err) return reject(new Error(`fleet status failed: ${stderr}`));
+            const m = /TIME (\S+) (\S+) (\d+)/.exec(stderr);
+            if (!m) return reject(new Error(`no figures from /usr/bin/time: ${stderr}`));
+            try {
+              resolve({
+                wallMs,
+                cpuMs: (Number(m[1]) + Number(m[2])) * 1000,
+                maxRssMiB: Number(m[3]) / 1024,
+                promCpuMs: (await cpuMs(prometheus.child.pid!)) - promBefore,
+                ok: check(FleetStatus.parse(JSON.parse(stdout))),
+              });
+            } catch (e) {
+              reject(e);
+            }
+          },
+        );
+      });
+    },
+  );
+
+await cliOnce(); // warm-up: Prometheus' caches, the page cache
+const cli = [];
+for (let i = 0; i < simRounds; i++) cli.push(await cliOnce());
+const warmConfig = loadConfig({
+  POWERPLAN_STATE_DIR: join(simDir, 'warm'),
+  POWERPLAN_BACKEND: 'simulated',
+  POWERPLAN_FLEET_FILE: simFleet,
+  POWERPLAN_FLEET_TIMEOUT_MS: '60000',
+});
+const warmService = new FleetService(warmConfig, log);
+const warm: number[] = [];
+let queries = 0;
+for (let i = 0; i < simRounds; i++) {
+  const started = performance.now();
+  const s = await warmService.status({});
+  warm.push(performance.now() - started);
+  queries = s.source.queries ?? 0;
+  check(s);
+}
+warmService.close();
+await prometheus.stop();
+await rm(simDir, { recursive: true, force: true });
+
+const cliWall = median(cli.map((c) => c.wallMs));
+const peak = Math.max(...cli.map((c) => c.maxRssMiB));
+console.log(
+  `${simRounds} rounds after one warm-up; ${queries} instant queries per status; every host's status and plan checked against the simulation (${cli[0]!.ok} ok, ${simCount - cli[0]!.ok} unreachable)\n`,
+);
+console.log(
+  '| hosts | how | wall ms (median) | rounds ms | asking process CPU ms | Prometheus CPU ms | asking process peak RSS MiB | goal (< 2 s, < 150 MiB) |',
+);
+console.log('|---|---|---|---|---|---|---|---|');
+console.log(
+  `| ${simCount} | \`powerplan fleet status --json\` (a new process, from the bundle) | ${cliWall.toFixed(0)} | ${cli.map((c) => c.wallMs.toFixed(0)).join(', ')} | ${median(cli.map((c) => c.cpuMs)).toFixed(0)} | ${median(cli.map((c) => c.promCpuMs)).toFixed(0)} | ${peak.toFixed(0)} | ${verdict(cliWall, SIM_GOAL_MS, ' ms')}; ${verdict(peak, SIM_GOAL_MIB, ' MiB')} |`,
+);
+console.log(
+  `| ${simCount} | \`get_fleet_status\` in a running service (warm) | ${median(warm).toFixed(0)} | ${warm.map((x) => x.toFixed(0)).join(', ')} | | | | ${verdict(median(warm), SIM_GOAL_MS, ' ms')} |`,
+);
+console.log(`\nLoad average (1/5/15 min) after the Prometheus part: ${loadAverage()}\n`);
+
+// ---- 2. The fan-out over live agents ------------------------------------------------------
+
+const dir = await mkdtemp(join(tmpdir(), 'powerplan-bench-fleet-'));
 const agents = await Promise.all(
   Array.from({ length: count }, async (_, i) => {
     const name = `agent${String(i + 1).padStart(2, '0')}`;
@@ -73,7 +231,6 @@ const config = loadConfig({
   POWERPLAN_FLEET_FILE: fleetFile,
   POWERPLAN_FLEET_CONCURRENCY: values.concurrency,
 });
-const log = createLogger('silent');
 const statusOnce = async (hosts?: string[]) => {
   const fleet = new FleetService(config, log);
   const started = performance.now();

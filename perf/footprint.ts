@@ -10,22 +10,34 @@
  * growth between 10,000 and 30,000 requests.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { footer, header, median, verdict } from './lib/machine.ts';
-import { autocannon, repoRoot, rssMiB, startProcess } from './lib/processes.ts';
+import { autocannon, peakMiB, repoRoot, rssMiB, startProcess } from './lib/processes.ts';
 
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '5' },
     requests: { type: 'string', default: '10000' },
+    'mcp-calls': { type: 'string', default: '20000' },
+    'mcp-connections': { type: 'string', default: '100' },
+    'memory-only': { type: 'boolean', default: false },
   },
 });
 const runs = Math.max(1, Math.trunc(Number(values.runs)));
 const requests = Math.max(1, Math.trunc(Number(values.requests)));
+const mcpCalls = Math.max(1, Math.trunc(Number(values['mcp-calls'])));
+const mcpConnections = Math.max(1, Math.trunc(Number(values['mcp-connections'])));
 const bin = join(repoRoot, 'bin', 'powerplan.js');
+
+/** The V8 flags `npm start` gives node (package.json), the same the service files use. */
+const productFlags = (): string[] => {
+  const start: string = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).scripts.start;
+  return start.split(/\s+/).filter((w) => w.startsWith('--'));
+};
 
 header('Footprint: start-up, CLI wall time, resident memory');
 
@@ -122,7 +134,8 @@ const timings: Timing[] = [
   })),
 ];
 // Interleaved, so that drift in the machine's load hits every variant alike.
-for (let i = 0; i < runs; i++) {
+const timed = values['memory-only'] ? 0 : runs;
+for (let i = 0; i < timed; i++) {
   const serve = timings[0]!;
   serve.ref.push(await firstHealthz([join(repoRoot, 'perf', 'lib', 'bare-server.mjs')], {}));
   serve.bundle.push(await firstHealthz([bin, 'serve'], env(false)));
@@ -136,12 +149,14 @@ for (let i = 0; i < runs; i++) {
 }
 const bundleStillFresh = await bundleFresh();
 
-console.log(`Median of ${runs} runs each, interleaved. "x ref" = median / median of the reference.\n`);
-console.log(
-  '| what | reference (ms) | bundle ms (x ref) | sources via tsx ms (x ref) | goal | bundle: goal |',
-);
-console.log('|---|---|---|---|---|---|');
-for (const t of timings) {
+if (timed) {
+  console.log(`Median of ${runs} runs each, interleaved. "x ref" = median / median of the reference.\n`);
+  console.log(
+    '| what | reference (ms) | bundle ms (x ref) | sources via tsx ms (x ref) | goal | bundle: goal |',
+  );
+  console.log('|---|---|---|---|---|---|');
+}
+for (const t of timed ? timings : []) {
   const ref = median(t.ref);
   const b = median(t.bundle);
   const s = median(t.source);
@@ -154,8 +169,10 @@ if (!bundleStillFresh)
     '\nWarning: a source file changed during the run; some "bundle" runs may have run from source.',
   );
 
-// Resident memory, idle and under repeated load: the server (the bundle) and, as the reference, the
-// bare node http server under the same load.
+// Resident memory, idle and under repeated load: the server (the bundle) as the product starts it
+// (the V8 flags of `npm start`), the same without them, and as the reference the bare node http
+// server under the same load; then MCP over HTTP: `tools/list` (the largest answer) from many
+// clients at once.
 const memoryOf = async (args: string[], e: Record<string, string>, path: string) => {
   const server = await startProcess(args, e);
   const pid = server.child.pid!;
@@ -171,15 +188,50 @@ const memoryOf = async (args: string[], e: Record<string, string>, path: string)
     }
     await new Promise((r) => setTimeout(r, 5000));
     rss.push(await rssMiB(pid));
+    return { rss, peak: await peakMiB(pid) };
   } finally {
     await server.stop();
   }
-  return rss;
 };
-const service = await memoryOf([bin, 'serve'], env(false), '/v1/plans/active');
-// V8 grows its young generation under a flood of requests; a smaller one keeps RSS down.
-const smallYoung = await memoryOf(['--max-semi-space-size=1', bin, 'serve'], env(false), '/v1/plans/active');
+
+/** MCP `tools/list` over HTTP, `mcpCalls` calls from `mcpConnections` connections at once. */
+const mcpMemory = async (args: string[], e: Record<string, string>) => {
+  const server = await startProcess(args, e);
+  const pid = server.child.pid!;
+  try {
+    const post = {
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+    };
+    // The first MCP request loads the SDK and builds the catalog.
+    await autocannon(`${server.url}/mcp`, { connections: 1, amount: 1, post });
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = await rssMiB(pid);
+    // On a loaded machine 100 clients of a 130-KB answer wait long: a generous timeout.
+    const r = await autocannon(`${server.url}/mcp`, {
+      connections: mcpConnections,
+      amount: mcpCalls,
+      post,
+      timeout: 120,
+    });
+    if (r.non2xx || r.errors) throw new Error(`MCP: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+    const loaded = await rssMiB(pid);
+    await new Promise((res) => setTimeout(res, 5000));
+    return { before, loaded, idle: await rssMiB(pid), peak: await peakMiB(pid), rps: r.rps };
+  } finally {
+    await server.stop();
+  }
+};
+
+const flags = productFlags();
+const service = await memoryOf([...flags, bin, 'serve'], env(false), '/v1/plans/active');
+const noFlags = await memoryOf([bin, 'serve'], env(false), '/v1/plans/active');
 const bare = await memoryOf([join(repoRoot, 'perf', 'lib', 'bare-server.mjs')], {}, '/healthz');
+const mcp = await mcpMemory([...flags, bin, 'serve'], env(false));
 await rm(stateDir, { recursive: true, force: true });
 
 const n = (k: number) => (k * requests).toLocaleString('en-US');
@@ -191,17 +243,32 @@ const when = [
   'idle 5 s later',
 ];
 console.log(
-  '\n| resident MiB, 50 connections | powerplan serve (bundle), GET /v1/plans/active | the same with node --max-semi-space-size=1 | bare node http server, same load |',
+  `\n| resident MiB, 50 connections | powerplan serve (bundle) with ${flags.join(' ') || 'no flags'} (npm start), GET /v1/plans/active | the same without V8 flags | bare node http server, same load |`,
 );
 console.log('|---|---|---|---|');
 for (const [i, w] of when.entries())
-  console.log(`| ${w} | ${service[i]!.toFixed(1)} | ${smallYoung[i]!.toFixed(1)} | ${bare[i]!.toFixed(1)} |`);
-const peak = Math.max(...service);
-const first = service[1]!;
-const last = service[3]!;
+  console.log(
+    `| ${w} | ${service.rss[i]!.toFixed(1)} | ${noFlags.rss[i]!.toFixed(1)} | ${bare.rss[i]!.toFixed(1)} |`,
+  );
 console.log(
-  `\nPeak ${peak.toFixed(1)} MiB (${(peak * 1.048576).toFixed(0)} MB): goal < 80 MB ${verdict(peak * 1.048576, 80, ' MB')}. ` +
-    `Growth from ${n(1)} to ${n(3)} requests: ${(last - first).toFixed(1)} MiB (${(((last - first) / first) * 100).toFixed(1)}%): ` +
-    `${last - first <= first * 0.05 ? 'no growth (within 5%)' : 'grows by more than 5%'}.`,
+  `| peak (VmHWM) | ${service.peak.toFixed(1)} | ${noFlags.peak.toFixed(1)} | ${bare.peak.toFixed(1)} |`,
 );
+const idle = service.rss[0]!;
+const first = service.rss[1]!;
+const last = service.rss[3]!;
+const loaded = Math.max(...service.rss.slice(1));
+console.log(
+  `\nIdle ${idle.toFixed(1)} MiB: goal < 80 MiB ${verdict(idle, 80, ' MiB')}. ` +
+    `Under load up to ${loaded.toFixed(1)} MiB: goal < 100 MiB ${verdict(loaded, 100, ' MiB')}. ` +
+    `From ${n(1)} to ${n(3)} requests: ${(last - first).toFixed(1)} MiB (${(((last - first) / first) * 100).toFixed(1)}%): ` +
+    `${Math.abs(last - first) <= first * 0.05 ? 'flat (within 5%)' : 'moves by more than 5%'}.`,
+);
+console.log(
+  `\n| MCP tools/list over HTTP, ${mcpCalls.toLocaleString('en-US')} calls, ${mcpConnections} at once | resident MiB |\n|---|---|\n` +
+    `| after the first call (SDK loaded, catalog built) | ${mcp.before.toFixed(1)} |\n` +
+    `| right after the calls (${mcp.rps.toFixed(0)} calls/s) | ${mcp.loaded.toFixed(1)} |\n` +
+    `| idle 5 s later | ${mcp.idle.toFixed(1)} |\n` +
+    `| peak (VmHWM) | ${mcp.peak.toFixed(1)} |`,
+);
+console.log(`\nMCP peak ${mcp.peak.toFixed(1)} MiB: goal < 200 MiB ${verdict(mcp.peak, 200, ' MiB')}.`);
 footer();

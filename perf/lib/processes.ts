@@ -76,6 +76,12 @@ export const rssMiB = async (pid: number): Promise<number> => {
   return kb / 1024;
 };
 
+/** Peak resident set size of a process in MiB (VmHWM in /proc/<pid>/status). */
+export const peakMiB = async (pid: number): Promise<number> => {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+};
+
 export interface LoadResult {
   /** Requests per second, mean over the run. */
   rps: number;
@@ -98,11 +104,14 @@ export const autocannon = async (
     amount?: number;
     /** A POST with this body and these headers instead of a GET. */
     post?: { body: string; headers: Record<string, string> };
+    /** Seconds before autocannon counts a request as an error (its default: 10). */
+    timeout?: number;
   } = {},
 ): Promise<LoadResult> => {
   const args = [autocannonCli, '--json', '-c', String(opts.connections ?? 50)];
   if (opts.amount !== undefined) args.push('-a', String(opts.amount));
   else args.push('-d', String(opts.seconds ?? 5));
+  if (opts.timeout !== undefined) args.push('-t', String(opts.timeout));
   if (opts.post) {
     args.push('-m', 'POST', '-b', opts.post.body);
     for (const [k, v] of Object.entries(opts.post.headers)) args.push('-H', `${k}=${v}`);

@@ -218,8 +218,8 @@ export const FleetHostStatus = z
       .nullable()
       .optional()
       .describe(
-        "From Prometheus only: ISO 8601 time of the host's newest sample (its last good scrape); for an unreachable host, " +
-          'how old the last known state is; null when none is left within the lookback.',
+        'From Prometheus, for a host that is not ok: ISO 8601 time of its newest sample (its last good scrape), how old ' +
+          'the last known state is; null when none is left within the lookback.',
       ),
     plan: Plan.pick({ id: true, name: true, kind: true })
       .nullable()

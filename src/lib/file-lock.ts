@@ -14,9 +14,11 @@
  *   marker whose taker died is itself stale and taken over by the same rule.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { link, lstat, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { link, lstat, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { type ErrorCode, PowerPlanError } from '../domain/errors.ts';
 import { holderState, type ProcessIdentity, thisProcess } from './process-identity.ts';
+import { replaceFile } from './replace-file.ts';
+import { tempPath } from './temp-files.ts';
 
 export interface LockContent {
   pid: number;
@@ -120,9 +122,9 @@ export class FileLock {
         const now = await readFile(path, 'utf8').catch(() => undefined);
         if (now !== seen.raw) continue; // someone else took over, or it was released: look again
         // Replace the stale content atomically with a fresh copy of mine.
-        const copy = `${source}.${randomUUID()}`;
+        const copy = tempPath(this.path);
         await writeFile(copy, mine, { mode: 0o600, flag: 'wx' });
-        await rename(copy, path);
+        await replaceFile(copy, path);
         return { won: true };
       } finally {
         if ((await readFile(marker, 'utf8').catch(() => undefined)) === mine)
@@ -160,7 +162,7 @@ export class FileLock {
       what,
     };
     const mine = JSON.stringify(content);
-    const source = `${this.path}.${content.token}.tmp`;
+    const source = tempPath(this.path);
     await writeFile(source, mine, { mode: 0o600, flag: 'wx' });
     let outcome: Outcome;
     try {

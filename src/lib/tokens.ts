@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
@@ -15,7 +15,9 @@ import { type Caller, Scope } from '../domain/scopes.ts';
 import { FileLock } from './file-lock.ts';
 import { damagedBeside, keepAside } from './keep-aside.ts';
 import { Lock } from './lock.ts';
+import { replaceFile } from './replace-file.ts';
 import { guardFileDirectory, NEW_FILE, openStateFile, readStateFile } from './safe-fs.ts';
+import { tempPath } from './temp-files.ts';
 
 /** Token names end up in the audit log and in log lines: keep them plain. */
 export const TOKEN_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
@@ -98,7 +100,7 @@ export const readTokenFile = async (path: string): Promise<TokenFile> => {
 /** Replaces the token file atomically (temp file, fsync, rename), readable by its owner only. */
 export const writeTokenFile = async (path: string, file: TokenFile): Promise<void> => {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = tempPath(path);
   const handle = (await openStateFile(tmp, NEW_FILE, { what: 'The token file' }))!;
   try {
     await handle.writeFile(`${JSON.stringify(TokenFile.parse(file), null, 2)}\n`);
@@ -107,7 +109,7 @@ export const writeTokenFile = async (path: string, file: TokenFile): Promise<voi
     await handle.close();
   }
   try {
-    await rename(tmp, path);
+    await replaceFile(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
     throw e;

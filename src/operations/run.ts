@@ -8,10 +8,42 @@ import type { Operation, OperationContext } from './define.ts';
 
 export type RunContext = Omit<OperationContext, 'progress'> & { progress?: OperationContext['progress'] };
 
+const noProgress = () => {};
+
+/**
+ * The last checked output of each operation, by the JSON of what its handler answered: a read that
+ * answers what it answered before (the plan in force, polled) gets the output checked then, instead
+ * of a second walk of the schema, the largest part of a read's cost. Frozen, since it is shared.
+ */
+const lastOutput = new WeakMap<Operation, { json: string; output: unknown }>();
+
+const deepFreeze = <T>(v: T): T => {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+};
+
+/** The handler's answer checked against (and shaped by) the operation's output schema. */
+const checkedOutput = (op: Operation, result: unknown): unknown => {
+  const json = JSON.stringify(result);
+  const last = lastOutput.get(op);
+  if (json !== undefined && last?.json === json) return last.output;
+  const output = deepFreeze(op.output.parse(result));
+  if (json !== undefined) lastOutput.set(op, { json, output });
+  return output;
+};
+
+/**
+ * `ctx` is used as the operation's context as it is (not copied): a surface may give it a `signal`
+ * made on first use (a getter), which a copy would call.
+ */
 export const runOperation = async (op: Operation, rawInput: unknown, ctx: RunContext): Promise<unknown> => {
   requireScope(ctx.caller, op.scope, op.name);
   const parsed = op.input.safeParse(rawInput ?? {});
   if (!parsed.success) throw new PowerPlanError('invalid_input', describeZodError(parsed.error));
-  const result = await op.handler(parsed.data, { progress: () => {}, ...ctx });
-  return op.output.parse(result);
+  ctx.progress ??= noProgress;
+  const result = await op.handler(parsed.data, ctx as OperationContext);
+  return checkedOutput(op, result);
 };

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/lib/log.ts';
-import { FleetService, mapLimited } from '../../src/services/fleet/fleet.ts';
+import { mapLimited } from '../../src/lib/map-limited.ts';
+import { FleetService } from '../../src/services/fleet/fleet.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { type FleetRig, fleetRig } from './rig.ts';
 

@@ -2,7 +2,7 @@
  * A fleet watched by a real Prometheus on loopback: live agents (simulated backend, one token file
  * shared by all, so one read token scrapes them and one control token changes them), their
  * file_sd document written by `powerplan fleet prometheus-targets`, a Prometheus scraping them
- * every second behind basic auth (its own web config), and an HTTPS proxy in front of it that wants
+ * every two seconds behind basic auth (its own web config), and an HTTPS proxy in front of it that wants
  * a bearer token (as an operator's auth proxy would), so both credential kinds and a CA file are
  * used for real. Fleet files for each way in.
  */
@@ -136,7 +136,7 @@ export const prometheusRig = async (count = 3): Promise<PrometheusRig> => {
     const prometheus = await startPrometheus(
       dir,
       [
-        'global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }',
+        'global: { scrape_interval: 2s, scrape_timeout: 2s, evaluation_interval: 2s }',
         'scrape_configs:',
         '  - job_name: powerplan',
         '    file_sd_configs:',

@@ -1,5 +1,5 @@
 /**
- * The fleet from a real Prometheus (Debian's package) scraping live agents every second: the
+ * The fleet from a real Prometheus (Debian's package) scraping live agents every two seconds: the
  * status from a fixed handful of instant queries, the same plans and kinds as asking the agents,
  * filters, a change seen after the next scrape, a change sent to the agents found in Prometheus'
  * targets, and a stopped agent reported unreachable with the time of its last sample.
@@ -54,11 +54,13 @@ describe('fleet status from a real Prometheus', { skip }, () => {
       idleGapsMs: [50, 200],
     });
     await rig.scrapedAfterNow();
+    // A scrape that timed out on a busy machine shows as up == 0 until the next one: wait for all three.
+    await until('every agent scraped fine', async () => (await status(viaProxy)).summary.ok === 3);
     const before = rig.proxiedQueries();
     const p = await status(viaProxy);
-    assert.equal(rig.proxiedQueries() - before, 8, 'eight instant queries for the whole fleet');
+    assert.equal(rig.proxiedQueries() - before, 16, 'sixteen instant queries for the whole fleet');
     assert.equal(p.source.kind, 'prometheus');
-    assert.equal(p.source.queries, 8);
+    assert.equal(p.source.queries, 16);
     const a = await status(fromAgents);
     assert.equal(a.source.kind, 'agents');
     assert.deepEqual(p.summary, a.summary);
@@ -76,6 +78,9 @@ describe('fleet status from a real Prometheus', { skip }, () => {
         drift: h.drift,
         change: h.recommendation?.changeRecommended,
         advised: h.recommendation?.kind,
+        edited: h.edited,
+        mismatches: h.mismatches,
+        controlledBy: h.controlledBy,
       }));
     assert.deepEqual(facts(p), facts(a));
     assert.deepEqual(
@@ -91,8 +96,8 @@ describe('fleet status from a real Prometheus', { skip }, () => {
     );
     assert.equal(p.hosts[1]!.burstPenaltyPercent, null);
     for (const h of p.hosts) {
-      assert.ok(Date.now() - Date.parse(h.checkedAt) < 5_000, `${h.name} scraped at ${h.checkedAt}`);
-      assert.equal(h.lastSampleAt, h.checkedAt);
+      assert.ok(Date.now() - Date.parse(h.checkedAt) < 15_000, `${h.name} scraped at ${h.checkedAt}`);
+      assert.equal(h.lastSampleAt, undefined, 'only for a host that is not ok');
       assert.ok(h.durationMs >= 0 && h.durationMs < 1000);
     }
     // Basic auth straight to Prometheus and the bearer token through the HTTPS proxy answer alike.
@@ -231,7 +236,7 @@ describe('fleet status from a real Prometheus', { skip }, () => {
     assert.equal(h.plan, null);
     const last = Date.parse(h.lastSampleAt ?? '');
     assert.ok(
-      last <= stoppedAt + 1000 && last > stoppedAt - 12_000,
+      last <= stoppedAt + 1000 && last > stoppedAt - 4000,
       `last sample ${h.lastSampleAt}, stopped ${new Date(stoppedAt).toISOString()}`,
     );
     assert.match(h.error!.detail, new RegExp(`last sample is from ${h.lastSampleAt}`));

@@ -70,8 +70,17 @@ describe('GET /metrics on the simulated backend', () => {
       kind: 'high-performance',
       backend: 'simulated',
       owner: 'simulated',
+      edited: 'false',
     });
     assert.equal(info.samples[0]!.value, 1);
+    // The switch was read back: every setting in force; the simulated server's OS decides.
+    assert.equal(sample(family(families, 'powerplan_plan_settings_not_in_force'))?.value, 0);
+    assert.equal(
+      sample(family(families, 'powerplan_processor_control_info'), { decided_by: 'os' })?.value,
+      1,
+    );
+    const wake = family(families, 'powerplan_benchmark_wakeup_seconds');
+    assert.ok(sample(wake, { gap_seconds: '0.001', percentile: '99' }), 'p99 wake-up cost at the 1 ms gap');
     assert.equal(sample(family(families, 'powerplan_backend_up'))?.value, 1);
 
     // High performance keeps the processor at 100% on AC and DC: ratios, not percent.

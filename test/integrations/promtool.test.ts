@@ -46,6 +46,7 @@ describe('/metrics under promtool check metrics', () => {
       'powerplan_plan_change_recommended',
       'powerplan_recommended_plan_info',
       'powerplan_desired_plan_status',
+      'powerplan_processor_control_info',
       'powerplan_http_request_duration_seconds_bucket',
       'process_cpu_seconds_total',
       'nodejs_eventloop_lag_seconds',

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
@@ -190,6 +191,52 @@ describe('status page', { skip }, () => {
         .first()
         .evaluate((e) => e.getBoundingClientRect().width);
       assert.ok(svgWidth <= 360, `chart width ${svgWidth}`);
+    });
+
+    it('sent no request beyond localhost', () => assertOnlyLoopback(b.requests));
+  });
+
+  describe('an edited plan, a change that did not take effect, idle states and control', () => {
+    const served = servedProcess({
+      prepare: async (t) => {
+        const state = defaultSimulatedState();
+        const hp = state.plans.find((p) => p.id === SCHEME.highPerformance)!;
+        hp.minState = { ac: 5, dc: 5 };
+        state.faults.policySettings = { idleDisable: { ac: 1, dc: 1 } };
+        await writeFile(join(t.dir, 'simulated-backend.json'), JSON.stringify(state));
+      },
+    });
+    const b = openedBrowser();
+
+    it('marks the edited plan, shows what is not in force, the idle settings and who controls the processor', async () => {
+      const put = await fetch(`${served.server.url}/v1/plans/active`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ plan: SCHEME.highPerformance }),
+      });
+      assert.equal(put.status, 200);
+      const { page } = b;
+      await page.goto(`${served.server.url}/`);
+      await ready(page);
+      assert.match(
+        (await page.textContent('#active')) ?? '',
+        /Edited built-in plan.*minStatePercent\.ac 5 \(stock 100\)/s,
+      );
+      assert.equal(
+        await page.locator(`#plans li[data-plan-id="${SCHEME.highPerformance}"] .badge.edited`).count(),
+        1,
+      );
+      assert.equal(
+        await page.locator(`#plans li[data-plan-id="${SCHEME.balanced}"] .badge.edited`).count(),
+        0,
+      );
+      assert.match(
+        (await page.textContent('#effective')) ?? '',
+        /idleDisable\.ac: 1 \(the plan asks for 0\).*group policy/s,
+      );
+      assert.match((await page.textContent('#idle-states')) ?? '', /Idle disable.*idle disabled/s);
+      assert.match((await page.textContent('#control')) ?? '', /controlled by.*os/is);
+      assert.equal(await page.locator('#errors > *').count(), 0, (await page.textContent('#errors')) ?? '');
     });
 
     it('sent no request beyond localhost', () => assertOnlyLoopback(b.requests));

@@ -2,9 +2,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { childBaseEnv } from './commands.ts';
 import { repoRoot } from './deps.ts';
 
-export const binPath = join(repoRoot, 'bin', 'powerplan.js');
+/**
+ * The `powerplan` command. On Windows the bundle itself (built by the Windows tier before it
+ * starts): bin/powerplan.js would fall back to tsx for a source changed since, and tsx cannot run
+ * there (its esbuild is the Linux build).
+ */
+export const binPath =
+  process.platform === 'win32'
+    ? join(repoRoot, 'dist', 'powerplan.mjs')
+    : join(repoRoot, 'bin', 'powerplan.js');
 
 /** The local administrator credential in a state directory (`admin.token`: the token, a newline). */
 export const readAdminToken = (stateDir: string | undefined): string =>
@@ -24,7 +33,7 @@ export const runCli = (
 ): Promise<CliResult> =>
   new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [binPath, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      env: { ...childBaseEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: timeoutMs,
     });
@@ -58,7 +67,7 @@ export interface ServerProcess {
 export const startServer = (env: Record<string, string>, extraArgs: string[] = []): Promise<ServerProcess> =>
   new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [binPath, 'serve', ...extraArgs], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', POWERPLAN_PORT: '0', ...env },
+      env: { ...childBaseEnv(), POWERPLAN_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -601,4 +601,57 @@ function Get-PowerPlanRecommendation {
     }
 }
 
-Export-ModuleMember -Function Get-PowerPlanStatus, Set-PowerPlan, Test-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation
+# A DSC resource (class-based, Windows PowerShell 5.1's LCM, Invoke-DscResource or Azure Machine
+# Configuration) on top of the commands: the node's own service makes the plan the active one.
+# Test asks the service for a dry run, so "compliant" means exactly what Set-PowerPlan would not
+# change; the LCM runs as SYSTEM, which reads the service's local administrator credential.
+[DscResource()]
+class PowerPlan {
+    # One power plan per node.
+    [DscProperty(Key)]
+    [ValidateSet('Yes')]
+    [string]$IsSingleInstance = 'Yes'
+
+    # The plan, as Set-PowerPlan takes it (GUID, kind alias, powercfg alias or exact name).
+    [DscProperty(Mandatory)]
+    [string]$Plan
+
+    # Create a missing well-known plan (Ultimate Performance) first.
+    [DscProperty()]
+    [bool]$Create = $false
+
+    [DscProperty()]
+    [int]$Port = 8750
+
+    # What Get reports: the plan in force.
+    [DscProperty(NotConfigurable)]
+    [string]$ActivePlanId
+
+    [DscProperty(NotConfigurable)]
+    [string]$ActivePlanName
+
+    [PowerPlan] Get() {
+        $s = Get-PowerPlanStatus -ComputerName localhost -Port $this.Port
+        $r = [PowerPlan]::new()
+        $r.Plan = $this.Plan
+        $r.Create = $this.Create
+        $r.Port = $this.Port
+        $r.ActivePlanId = $s.PlanId
+        $r.ActivePlanName = $s.PlanName
+        return $r
+    }
+
+    [bool] Test() {
+        $r = Set-PowerPlan -Plan $this.Plan -Create:$this.Create -ComputerName localhost -Port $this.Port -WhatIf -WarningAction SilentlyContinue
+        return -not $r.DryRun
+    }
+
+    [void] Set() {
+        Set-PowerPlan -Plan $this.Plan -Create:$this.Create -ComputerName localhost -Port $this.Port -Confirm:$false | Out-Null
+    }
+}
+
+# Installing and removing the Windows service from a release: a file of its own.
+. (Join-Path $PSScriptRoot 'PowerPlanService.ps1')
+
+Export-ModuleMember -Function Get-PowerPlanStatus, Set-PowerPlan, Test-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation, Install-PowerPlanService, Uninstall-PowerPlanService

@@ -18,6 +18,7 @@ import type {
 } from '../../domain/fleet.ts';
 import { SetPlanResult } from '../../domain/schemas.ts';
 import type { Logger } from '../../lib/log.ts';
+import { mapLimited } from '../../lib/map-limited.ts';
 import { type RunFn, runCommand } from '../../lib/run-command.ts';
 import { linkedSignal } from '../../lib/signal.ts';
 import { AgentFailure, asAgentFailure } from './failure.ts';
@@ -32,24 +33,6 @@ export interface Selection {
   hosts?: string[] | undefined;
   tags?: string[] | undefined;
 }
-
-/** Runs `fn` over `items`, at most `limit` at once, keeping the order of the results. */
-export const mapLimited = async <T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> => {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-};
 
 /** The hosts a selection names: by name (every name must exist) and by tag (any of them). */
 export const select = <H extends { name: string; tags: string[] }>(all: H[], sel: Selection): H[] => {
@@ -312,14 +295,3 @@ export class FleetService {
     this.agents.clear();
   }
 }
-
-/** One fleet service per configuration (so per running service, and its cache lives with it). */
-const services = new WeakMap<Config, FleetService>();
-export const fleetFor = (ctx: { config: Config; log: Logger }): FleetService => {
-  let s = services.get(ctx.config);
-  if (!s) {
-    s = new FleetService(ctx.config, ctx.log);
-    services.set(ctx.config, s);
-  }
-  return s;
-};

@@ -11,7 +11,6 @@ import { buildDeps, type Deps } from '../../deps.ts';
 import { PowerPlanError, startupError } from '../../domain/errors.ts';
 import { localCaller } from '../../domain/scopes.ts';
 import { guardFileDirectory, guardStateDirectory } from '../../lib/safe-fs.ts';
-import { type LinkedSignal, linkedSignal } from '../../lib/signal.ts';
 import { describeStateAccess, stateAccessProblem } from '../../lib/state-access.ts';
 import { guardStatePermissions } from '../../lib/windows-acl.ts';
 import type { Operation } from '../../operations/define.ts';
@@ -21,6 +20,7 @@ import { version } from '../../version.ts';
 import { normalizeError, toProblem } from '../errors.ts';
 import { coerceStrings, inputFields } from '../input.ts';
 import type { CliIo, ServiceCommand } from './command.ts';
+import { windowsServiceCommands } from './service-commands.ts';
 import { tokenCommands } from './token-commands.ts';
 import { cliDescription, cliWords, kebab } from './words.ts';
 
@@ -66,7 +66,7 @@ const serviceCommands: ServiceCommand[] = [
 
 /** Registers a further service command (mcp, token, ...); called by the module that implements it. */
 export const addServiceCommand = (cmd: ServiceCommand) => serviceCommands.push(cmd);
-for (const cmd of tokenCommands) addServiceCommand(cmd);
+for (const cmd of [...tokenCommands, ...windowsServiceCommands]) addServiceCommand(cmd);
 
 const optionsFor = (op: Operation): NonNullable<ParseArgsConfig['options']> =>
   Object.fromEntries(
@@ -365,23 +365,29 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     else if (typeof v === 'string') raw[f.name] = v;
   }
 
-  const controller = new AbortController();
-  let link: LinkedSignal | undefined;
-  // Ctrl-C or SIGTERM cancels the operation; a comparison then restores the original plan first.
-  const onSigint = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by Ctrl-C.'));
-  const onSigterm = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by SIGTERM.'));
+  // Ctrl-C or SIGTERM stops the service (deps.stop): the operation is cancelled, a comparison
+  // restores the original plan first.
+  let d: Deps | undefined;
+  let cancelled: PowerPlanError | undefined;
+  const cancel = (how: string) => () => {
+    cancelled = new PowerPlanError('cancelled', `Cancelled by ${how}.`);
+    void d?.stop(cancelled);
+  };
+  const onSigint = cancel('Ctrl-C');
+  const onSigterm = cancel('SIGTERM');
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
   try {
-    const d = await getDeps();
-    link = linkedSignal([controller.signal, d.shutdown.signal]);
+    d = await getDeps();
+    if (cancelled) void d.stop(cancelled);
+    await d.start();
     const output = await runOperation(
       op,
       { ...coerceStrings(op, raw), ...input },
       {
         ...d,
         caller: localCaller,
-        signal: link.signal,
+        signal: d.shutdown.signal,
         progress: (p) => {
           if (!io.interactive || json) return;
           const pct = p.total ? ` ${Math.round((100 * p.progress) / p.total)}%` : '';
@@ -396,7 +402,7 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   } catch (e) {
     return fail(e);
   } finally {
-    link?.release();
+    await d?.stop();
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
   }

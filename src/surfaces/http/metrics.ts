@@ -12,9 +12,11 @@ import type { Deps } from '../../deps.ts';
 import type { Recommendation } from '../../domain/advice.ts';
 import type { BenchmarkResult } from '../../domain/benchmark.ts';
 import { errorMessage } from '../../domain/errors.ts';
+import type { Effective } from '../../domain/idle.ts';
 import type { AcDc, ActivePlan, DesiredSummary } from '../../domain/schemas.ts';
 import { type Caller, localCaller, requireScope } from '../../domain/scopes.ts';
 import { AuditChangeCounter } from '../../lib/audit-log.ts';
+import { activePlan } from '../../services/plans.ts';
 import { advise } from '../../services/recommendation.ts';
 import { type ProcessMetrics, registerProcessMetrics } from './process-metrics.ts';
 
@@ -25,6 +27,8 @@ interface Snapshot {
   planChanges: number;
   /** The advice for the database workload from the latest benchmark (as the fleet status asks it). */
   advice: Recommendation | undefined;
+  /** The read-back of the last switch to the plan in force. */
+  effective: Effective | undefined;
 }
 
 /** The advice is recomputed at most this often while the plan and the latest benchmark stay the same. */
@@ -84,6 +88,7 @@ export const createMetrics = (deps: Deps): Metrics => {
     benchmark: undefined,
     planChanges: 0,
     advice: undefined,
+    effective: undefined,
   });
 
   // The advice reads plans, facts and stored benchmarks: once per plan and benchmark, not per scrape.
@@ -113,13 +118,11 @@ export const createMetrics = (deps: Deps): Metrics => {
   const read = async (): Promise<Snapshot> => {
     // A failing read leaves its gauges empty (and powerplan_backend_up at 0) instead of failing the scrape.
     const [active, benchmark, planChanges] = await Promise.all([
-      deps.backend
-        .getActive()
-        .then((a) => deps.desired.withDesired(a))
-        .catch((e) => {
-          deps.log.warn('metrics: reading the active plan failed', { error: errorMessage(e) });
-          return undefined;
-        }),
+      // As get_active_power_plan answers it: desired state, the last switch's read-back, who controls.
+      activePlan(deps).catch((e) => {
+        deps.log.warn('metrics: reading the active plan failed', { error: errorMessage(e) });
+        return undefined;
+      }),
       deps.bench.latest().catch((e) => {
         deps.log.warn('metrics: reading the benchmark history failed', { error: errorMessage(e) });
         return undefined;
@@ -134,6 +137,7 @@ export const createMetrics = (deps: Deps): Metrics => {
       benchmark,
       planChanges,
       advice: active ? await adviceFor(active, benchmark) : undefined,
+      effective: active?.plan ? await deps.planChange.lastEffective(active.plan.id) : undefined,
     };
   };
 
@@ -158,6 +162,8 @@ export const createMetrics = (deps: Deps): Metrics => {
       async collect() {
         const s = await scrape;
         this.reset();
+        // prom-client gives a label-less gauge a 0 on reset: a fact this scrape lacks has no sample.
+        if (labelNames.length === 0) this.remove();
         fill(this, s);
       },
     });
@@ -170,8 +176,8 @@ export const createMetrics = (deps: Deps): Metrics => {
   );
   snapshotGauge(
     'powerplan_active_plan_info',
-    'The power plan in force (always 1; the plan is in the labels).',
-    ['id', 'name', 'kind', 'backend', 'owner'],
+    'The power plan in force (always 1; the plan is in the labels; edited: a built-in plan whose key settings differ from stock).',
+    ['id', 'name', 'kind', 'backend', 'owner', 'edited'],
     (g, s) => {
       const plan = s.active?.plan;
       if (plan && s.active)
@@ -182,9 +188,65 @@ export const createMetrics = (deps: Deps): Metrics => {
             kind: plan.kind,
             backend: deps.backend.name,
             owner: s.active.owner,
+            edited: plan.edited ? 'true' : 'false',
           },
           1,
         );
+    },
+  );
+  snapshotGauge(
+    'powerplan_plan_settings_not_in_force',
+    'Settings that did not take effect at the last switch to the plan in force (0: all in force); no sample when not checked.',
+    [],
+    (g, s) => {
+      if (s.effective?.checked) g.set(s.effective.mismatches.length);
+    },
+  );
+  snapshotGauge(
+    'powerplan_processor_control_info',
+    'Who decides the processor clock and idle states here (always 1; os, firmware, hypervisor or unknown in the label).',
+    ['decided_by'],
+    (g, s) => {
+      if (s.active?.control) g.set({ decided_by: s.active.control.decidedBy }, 1);
+    },
+  );
+  snapshotGauge(
+    'powerplan_idle_state_exit_latency_seconds',
+    'Published exit latency of each idle state (C-state): what a request waits when a core sleeps in it.',
+    ['state', 'disabled'],
+    (g, s) => {
+      for (const st of s.active?.idle?.states ?? [])
+        if (st.exitLatencyUs !== null)
+          g.set({ state: st.name, disabled: st.disabled ? 'true' : 'false' }, st.exitLatencyUs / 1e6);
+    },
+  );
+  snapshotGauge(
+    'powerplan_idle_state_time_ratio',
+    'Share of all idle time spent in each idle state since boot (0..1).',
+    ['state'],
+    (g, s) => {
+      for (const st of s.active?.idle?.states ?? [])
+        if (st.timeShare !== null) g.set({ state: st.name }, st.timeShare);
+    },
+  );
+  snapshotGauge(
+    'powerplan_idle_deepest_exit_latency_seconds',
+    'Exit latency of the deepest idle state neither disabled nor forbidden by PM QoS: the wake-up cost a plan allows.',
+    [],
+    (g, s) => {
+      const d = s.active?.idle?.deepestEnabled;
+      if (d?.exitLatencyUs != null) g.set(d.exitLatencyUs / 1e6);
+    },
+  );
+  snapshotGauge(
+    'powerplan_benchmark_wakeup_seconds',
+    'Latest benchmark: what a request pays after an idle gap (timer overshoot plus first-unit slowdown), p50 and p99.',
+    ['gap_seconds', 'percentile'],
+    (g, s) => {
+      for (const gap of s.benchmark?.phases.wakeUp?.gaps ?? []) {
+        g.set({ gap_seconds: String(gap.gapUs / 1e6), percentile: '50' }, gap.costUs.p50 / 1e6);
+        g.set({ gap_seconds: String(gap.gapUs / 1e6), percentile: '99' }, gap.costUs.p99 / 1e6);
+      }
     },
   );
   snapshotGauge(

@@ -39,6 +39,8 @@ AfterAll {
 Describe 'The module as Windows PowerShell 5.1 reads it' {
     It '<File> parses, and uses no PowerShell 6/7-only syntax or parameters' -TestCases @(
         @{ File = 'integrations/powershell/PowerPlan/PowerPlan.psm1' }
+        @{ File = 'integrations/powershell/PowerPlan/PowerPlanService.ps1' }
+        @{ File = 'deploy/windows/install.ps1' }
         @{ File = '.github/scripts/powercfg-smoke.ps1' }
     ) {
         param($File)
@@ -76,7 +78,7 @@ Describe 'The module as Windows PowerShell 5.1 reads it' {
 
     It 'exports the commands of the manifest, each with help' {
         $names = @((Get-Command -Module PowerPlan).Name | Sort-Object)
-        $names | Should -Be @('Get-PowerPlanRecommendation', 'Get-PowerPlanStatus', 'Invoke-PowerPlanBenchmark', 'Set-PowerPlan', 'Test-PowerPlan')
+        $names | Should -Be @('Get-PowerPlanRecommendation', 'Get-PowerPlanStatus', 'Install-PowerPlanService', 'Invoke-PowerPlanBenchmark', 'Set-PowerPlan', 'Test-PowerPlan', 'Uninstall-PowerPlanService')
         (Test-ModuleManifest $script:ModulePath).ExportedFunctions.Keys | Sort-Object | Should -Be $names
         foreach ($n in $names) { (Get-Help $n).Synopsis | Should -Not -BeLike "*$n*[<]*" -Because "$n has a synopsis" }
     }
@@ -317,6 +319,25 @@ Describe '-Token against a service with a token file' {
         $err.CategoryInfo.Category | Should -Be 'PermissionDenied'
         $err.Exception.Problem.detail | Should -Match 'control'
         (Get-PowerPlanStatus -Port $script:TokenPort -Token $env:POWERPLAN_TEST_READ_TOKEN).Kind | Should -Be 'power-saver'
+    }
+}
+
+Describe 'The DSC resource PowerPlan (class-based; Get, Test and Set as the LCM calls them)' {
+    It 'Test is $false while another plan is active, Set switches, then Test is $true and Get reports it' {
+        Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Force -Confirm:$false | Out-Null
+        $script = "using module '$script:ModulePath'`n" + (@(
+                "`$r = [PowerPlan]::new(); `$r.Plan = 'high-performance'; `$r.Port = $($script:Port)"
+                "'TEST1 ' + `$r.Test()"
+                "`$r.Set()"
+                "'TEST2 ' + `$r.Test()"
+                "`$g = `$r.Get(); 'GET ' + `$g.ActivePlanId + ' ' + `$g.Plan"
+            ) -join "`n")
+        $out = @(& $env:POWERPLAN_TEST_PWSH -NoProfile -Command $script 2>&1 | ForEach-Object { "$_" })
+        $out | Should -Contain 'TEST1 False'
+        $out | Should -Contain 'TEST2 True'
+        $out | Should -Contain "GET $($script:HighPerformance) high-performance"
+        Get-ActiveId | Should -Be $script:HighPerformance
+        (Import-PowerShellDataFile $script:ModulePath).DscResourcesToExport | Should -Be @('PowerPlan')
     }
 }
 

@@ -9,6 +9,135 @@ import { section } from './errors.js';
 /** @typedef {import('../../../../openapi/api-types').components['schemas']['ActivePlan']} ActivePlan */
 /** @typedef {import('../../../../openapi/api-types').components['schemas']['ProcessorSettings']} ProcessorSettings */
 /** @typedef {import('../../../../openapi/api-types').components['schemas']['AcDc']} AcDc */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['IdleStates']} IdleStates */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['Control']} Control */
+/** @typedef {import('../../../../openapi/api-types').components['schemas']['Effective']} Effective */
+
+/** The kernel's "no limit" value of /dev/cpu_dma_latency. */
+const NO_LATENCY_LIMIT_US = 2000000000;
+
+/** @param {number | null} n */
+const us = (n) => (n === null ? '–' : `${n} us`);
+
+/**
+ * The idle states (C-states): how deep idle cores sleep and what waking them costs.
+ * @param {IdleStates} i
+ */
+const idleTable = (i) => {
+  const w = i.windows;
+  if (!i.states.length && !w) return null;
+  const rows = i.states.map((s) =>
+    h(
+      'tr',
+      { class: s.disabled ? 'muted' : '' },
+      h('th', { scope: 'row' }, s.name),
+      h('td', {}, us(s.exitLatencyUs)),
+      h('td', {}, us(s.targetResidencyUs)),
+      h('td', {}, s.timeShare === null ? '–' : `${(s.timeShare * 100).toFixed(1)}%`),
+      h(
+        'td',
+        {},
+        s.disabled
+          ? 'disabled'
+          : s.disabledOnCpus
+            ? `disabled on cpu ${s.disabledOnCpus.join(', ')}`
+            : 'enabled',
+      ),
+    ),
+  );
+  const qos = i.pmQos;
+  return h(
+    'div',
+    { class: 'table-wrap', id: 'idle-states' },
+    i.states.length
+      ? h(
+          'table',
+          {},
+          h(
+            'caption',
+            {},
+            `Idle states${i.driver ? ` (${i.driver}${i.governor ? `, governor ${i.governor}` : ''})` : ''}`,
+          ),
+          thead(['State', 'Exit latency', 'Target residency', 'Share of idle time', 'State']),
+          h('tbody', {}, rows),
+        )
+      : null,
+    facts([
+      [
+        'Deepest idle state allowed',
+        i.deepestEnabled
+          ? `${i.deepestEnabled.name} (${us(i.deepestEnabled.exitLatencyUs)} to wake)`
+          : undefined,
+      ],
+      [
+        'PM QoS latency limit',
+        qos
+          ? qos.cpuDmaLatencyUs === null
+            ? 'unreadable'
+            : qos.cpuDmaLatencyUs >= NO_LATENCY_LIMIT_US
+              ? 'none'
+              : `${qos.cpuDmaLatencyUs} us${qos.limited ? ' (forbids deeper states)' : ''}`
+          : undefined,
+      ],
+      ['Idle disable', acdc(w?.idleDisable, (x) => (x ? 'idle disabled' : 'idle enabled'))],
+      ['Idle state maximum', acdc(w?.idleStateMaximum, (x) => (x ? `C${x}` : 'no limit'))],
+      [
+        'Idle promote / demote threshold',
+        w?.promoteThreshold ? `${acdc(w.promoteThreshold)} / ${acdc(w.demoteThreshold)}` : undefined,
+      ],
+    ]),
+  );
+};
+
+/**
+ * Who controls the processor, with the evidence.
+ * @param {Control} c
+ */
+const controlView = (c) =>
+  h(
+    'div',
+    { id: 'control' },
+    facts([['Processor controlled by', c.decidedBy]]),
+    h(
+      'ul',
+      { class: 'evidence' },
+      c.evidence.map((e) => h('li', {}, h('code', {}, e.source), ': ', e.text)),
+    ),
+  );
+
+/**
+ * The read-back after the last switch to this plan.
+ * @param {Effective} e
+ */
+const effectiveView = (e) =>
+  !e.checked
+    ? null
+    : e.matches
+      ? h(
+          'p',
+          { class: 'muted', id: 'effective' },
+          `Read back after the last switch: ${e.settings.length} setting(s), all in force.`,
+        )
+      : h(
+          'div',
+          { id: 'effective' },
+          note(
+            'warning',
+            'Not fully in force.',
+            `${e.mismatches.length} setting(s) did not take effect at the last switch:`,
+          ),
+          h(
+            'ul',
+            {},
+            e.mismatches.map((m) =>
+              h(
+                'li',
+                {},
+                `${m.setting}: ${m.got ?? 'not applied'} (the plan asks for ${m.wanted}). ${m.cause}`,
+              ),
+            ),
+          ),
+        );
 
 const boostModes = [
   'disabled',
@@ -86,6 +215,7 @@ const activeView = (a) => {
           plan.name,
           ' ',
           h('span', { class: `badge kind-${plan.kind}` }, plan.kind),
+          plan.edited ? h('span', { class: 'badge edited' }, 'edited') : null,
         )
       : h('p', { class: 'plan-name', id: 'active-plan-name' }, 'No power plan is exposed on this system.'),
     facts([
@@ -108,7 +238,17 @@ const activeView = (a) => {
       : null,
     !a.canSet && a.cannotSetReason ? note('info', 'Read-only here.', a.cannotSetReason) : null,
     ...(a.warnings ?? []).map((w) => note('warning', 'Note:', w)),
+    plan?.edited
+      ? note(
+          'warning',
+          'Edited built-in plan.',
+          `Its settings differ from the stock plan: ${(plan.differences ?? []).map((d) => `${d.setting} ${d.value} (stock ${d.stock})`).join(', ')}.`,
+        )
+      : null,
+    a.effective ? effectiveView(a.effective) : null,
     settingsTable(a.processor),
+    a.idle ? idleTable(a.idle) : null,
+    a.control ? controlView(a.control) : null,
   ];
 };
 

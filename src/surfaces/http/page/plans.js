@@ -45,6 +45,18 @@ const plansView = (list, onSwitch) =>
         ' ',
         h('span', { class: `badge kind-${p.kind}` }, p.kind),
         p.active ? h('span', { class: 'badge on' }, 'active') : null,
+        p.edited
+          ? h(
+              'span',
+              {
+                class: 'badge edited',
+                title: (p.differences ?? [])
+                  .map((d) => `${d.setting}: ${d.value} (stock ${d.stock})`)
+                  .join(', '),
+              },
+              'edited',
+            )
+          : null,
       ),
       h('code', { class: 'plan-id' }, p.id),
       button,
@@ -98,8 +110,9 @@ const previewSwitch = async (plan, button, onSwitched) => {
     onConfirm: async () => {
       try {
         const r = /** @type {SetPlanResult} */ (await api('PUT', '/v1/plans/active', { plan: plan.id }));
+        const notInForce = r.effective?.mismatches.length ?? 0;
         byId('bench-status').textContent = r.changed
-          ? `Switched to ${r.after.name}.`
+          ? `Switched to ${r.after.name}${notInForce ? `, but ${notInForce} setting(s) did not take effect (see Active plan)` : ''}.`
           : `${r.after.name} was already active.`;
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
