@@ -37,7 +37,7 @@ describe('a plan change killed between its switch and its audit record', () => {
     try {
       const request = fetch(`${server.url}/v1/plans/active`, {
         method: 'PUT',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...server.asAdmin },
         body: JSON.stringify({ plan: 'high-performance' }),
       }).catch((e: unknown) => e);
       // The switch and its read-back are done; the record's append waits on the pipe.
@@ -61,7 +61,7 @@ describe('a plan change killed between its switch and its audit record', () => {
       assert.equal(sets.length, 1, JSON.stringify(sets));
       assert.deepEqual(
         [sets[0]!.caller, sets[0]!.result, sets[0]!.after?.id],
-        ['local', 'changed', SCHEME.highPerformance],
+        ['local-admin', 'changed', SCHEME.highPerformance],
       );
       assert.equal(existsSync(pending()), false);
     } finally {
