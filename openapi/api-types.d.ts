@@ -430,7 +430,7 @@ export interface components {
              * @description What the caveat is about.
              * @enum {string}
              */
-            kind: "power-heat" | "battery" | "group-policy" | "vm-host" | "firmware" | "rights" | "measurement";
+            kind: "power-heat" | "battery" | "group-policy" | "vm-host" | "firmware" | "rights" | "measurement" | "edited-plan" | "not-in-force";
             text: string;
         };
         /** @description One fact about this system that a reason rests on. */
@@ -853,6 +853,24 @@ export interface components {
             value: string | number | boolean | null;
             /** @description What the fact means, in one sentence. */
             text: string;
+        };
+        /** @description Both halves of what a plan costs, weighed: idle-state wake-up against the clock ramp. */
+        CostHalves: {
+            /** @description Measured wake-up cost per request (us): timer overshoot plus first-unit slowdown; null without a benchmark. */
+            wakeUpUs: number | null;
+            /** @description Measured clock-ramp cost (us): the extra time of the first 1 ms unit after the longest idle gap. */
+            rampUs: number | null;
+            /** @description Published exit latency of the deepest idle state allowed here (us). */
+            publishedExitLatencyUs: number | null;
+            /**
+             * @description Which half costs more: idle states (wake-up) or the clock (ramp).
+             * @enum {string}
+             */
+            dominant: "idle" | "clock" | "both" | "neither" | "unknown";
+            /** @description The weighing in one sentence. */
+            text: string;
+            /** @description The settings to change on the side that costs more (idle disable / idle state maximum / PM QoS, or minimum processor state / EPP), and stock values to restore on an edited built-in plan, with the commands. */
+            settings: components["schemas"]["AdviceAction"][];
         };
         /** @description The desired plan, the plan in force and the drift counters. */
         DesiredState: {
@@ -1356,6 +1374,8 @@ export interface components {
             /** @description Costs and limits: power and heat, battery, group policy, VM host, firmware. */
             caveats: components["schemas"]["AdviceCaveat"][];
             basis: components["schemas"]["AdviceBasis"];
+            /** @description The two halves of what the plan costs, weighed, with the setting to change on the costlier side. */
+            halves?: components["schemas"]["CostHalves"];
         };
         /** @description The plan the advice recommends being in. */
         RecommendedPlan: {

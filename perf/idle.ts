@@ -5,7 +5,7 @@
  * (/proc/<pid>/stat). Every process runs side by side and is read at the same moments, after a
  * settling time (V8 finishes its start-up work, such as memory-reducing GCs, in the first ~20 s).
  *
- *   npm run perf:idle -- [--seconds 30] [--settle 25] [--scrape 15]
+ *   npm run perf:idle -- [--seconds 30] [--settle 40] [--scrape 15]
  *
  * Cases: the bundle idle; the bundle with a desired plan and enforcement on (checks every
  * POWERPLAN_DESIRED_INTERVAL, 60 s by default); the bundle scraped by a Prometheus-like client every
@@ -23,7 +23,7 @@ import { repoRoot, rssMiB, type ServerProcess, startProcess } from './lib/proces
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '30' },
-    settle: { type: 'string', default: '25' },
+    settle: { type: 'string', default: '40' },
     scrape: { type: 'string', default: '15' },
   },
 });

@@ -1,8 +1,7 @@
 /**
  * The long-lived dependencies of one service instance, built once in `buildDeps` and handed to
- * every operation as part of its context. Surfaces never build these themselves. The services
- * with timers (holds, desired state) are started by the server with `startServices` and stopped
- * through `deps.shutdown`.
+ * every operation as part of its context. Surfaces never build these themselves, and their whole
+ * lifecycle is `deps.start()` and `deps.stop()`: a surface calls these and nothing else.
  */
 
 import { BenchmarkService } from './bench/service.ts';
@@ -10,10 +9,12 @@ import type { Config } from './config.ts';
 import { createLogger, type Logger } from './lib/log.ts';
 import { Schedule } from './lib/schedule.ts';
 import { Store } from './lib/store.ts';
+import { removeLeftovers } from './lib/temp-files.ts';
 import type { PowerBackend } from './platform/backend.ts';
 import { createBackend } from './platform/detect.ts';
 import { ComparisonService } from './services/compare.ts';
 import { DesiredService } from './services/desired.ts';
+import { FleetService } from './services/fleet/fleet.ts';
 import { HoldsService } from './services/holds.ts';
 import { PlanChangeService } from './services/plan-change.ts';
 
@@ -31,7 +32,25 @@ export interface Deps {
   shutdown: AbortController;
   /** The CPU benchmark: one run at a time, its history in the state directory. */
   bench: BenchmarkService;
+  /** The fan-out to other agents (its connections closed by `stop`). */
+  fleet: FleetService;
+  /**
+   * Starts the service. With `serve` (the listen of a long-running server): the temporary files
+   * a crash left are removed, what a dead process left is settled (start-up recovery), `serve`
+   * runs, then the timers start (hold expiry, desired-state checks). A one-shot command (the CLI,
+   * MCP on stdio) starts nothing: each change settles what is owed under the plan lock anyway.
+   */
+  start(options?: { serve?: () => Promise<void> }): Promise<void>;
+  /**
+   * Stops the service (once; later calls wait for the first): aborts running work with `reason`,
+   * stops the timers, waits for comparisons to restore their plan and for the plan change in
+   * flight, closes the fleet's connections.
+   */
+  stop(reason?: unknown): Promise<void>;
 }
+
+/** How long `stop` waits for a plan change of this process still in flight. */
+const STOP_WAIT_MS = 30_000;
 
 export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps => {
   const log = overrides.log ?? createLogger(config.logLevel);
@@ -46,19 +65,21 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
   const planChange = overrides.planChange ?? new PlanChangeService({ store, backend, log, config });
   // One timer for the background work of the service (hold expiry, desired-state checks).
   const schedule = new Schedule();
-  const holds = overrides.holds ?? new HoldsService({ planChange, backend, log, store, schedule });
+  const holds = overrides.holds ?? new HoldsService({ planChange, log, store, schedule });
   const desired =
     overrides.desired ?? new DesiredService({ store, backend, log, config, planChange, holds, schedule });
   const comparisons = overrides.comparisons ?? new ComparisonService();
+  const fleet = overrides.fleet ?? new FleetService(config, log);
   shutdown.signal.addEventListener(
     'abort',
     () => {
       holds.stop();
-      desired.stop();
+      void desired.stop();
       schedule.stop();
     },
     { once: true },
   );
+  let stopping: Promise<void> | undefined;
   return {
     config,
     store,
@@ -69,13 +90,28 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
     desired,
     comparisons,
     shutdown,
+    fleet,
     bench: overrides.bench ?? new BenchmarkService({ store, log, shutdown: shutdown.signal }),
+    start: async ({ serve } = {}) => {
+      if (!serve || shutdown.signal.aborted) return;
+      const removed = removeLeftovers(config.stateDir);
+      if (removed.length)
+        log.info('temporary files left by an interrupted write removed', { files: removed });
+      await planChange.recover();
+      await serve();
+      if (shutdown.signal.aborted) return;
+      holds.start();
+      desired.start();
+    },
+    stop: (reason = new Error('shutting down')) => {
+      stopping ??= (async () => {
+        shutdown.abort(reason);
+        // A cancelled comparison puts its original plan back first; a change in flight finishes.
+        await Promise.all([comparisons.settled(), desired.stop()]);
+        await planChange.lock.idle(STOP_WAIT_MS);
+        fleet.close();
+      })();
+      return stopping;
+    },
   };
-};
-
-/** The timers of a long-running server (hold expiry, desired-state checks); stopped by `shutdown`. */
-export const startServices = (deps: Deps): void => {
-  if (deps.shutdown.signal.aborted) return;
-  deps.holds.start();
-  deps.desired.start();
 };

@@ -13,6 +13,9 @@ export const formatRecommendation = (r: Recommendation): string =>
     ...r.reasons.map((x) => `  - ${x.text}`),
     ...(r.expectedGain?.length ? ['Expected gain:', ...r.expectedGain.map((g) => `  - ${g.text}`)] : []),
     ...(r.actions.length ? ['How to apply:', ...r.actions.map((a) => `  [${a.via}] ${a.command}`)] : []),
+    ...(r.halves
+      ? [`Both halves: ${r.halves.text}`, ...r.halves.settings.map((a) => `  [${a.via}] ${a.command}`)]
+      : []),
     ...(r.caveats.length ? ['Caveats:', ...r.caveats.map((c) => `  - ${c.text}`)] : []),
   ].join('\n');
 

@@ -18,6 +18,7 @@ import type { Plan } from '../domain/schemas.ts';
 import { actionsFor } from './actions.ts';
 import { costCaveats, systemCaveats } from './caveats.ts';
 import { fromEvidence } from './evidence.ts';
+import { weighHalves } from './halves.ts';
 import type { AdviceInput } from './input.ts';
 import { readSettings } from './settings.ts';
 import { fromRules, type Situation, toRecommended } from './target.ts';
@@ -64,6 +65,7 @@ const noPlanReason = ({ active, system }: AdviceInput): { reason: AdviceReason; 
 const noPlanAdvice = (input: AdviceInput, caveats: AdviceCaveat[]): Recommendation => {
   const { active } = input;
   const { reason, summary } = noPlanReason(input);
+  const halves = weighHalves(input);
   return {
     workload: input.workload,
     summary,
@@ -76,11 +78,13 @@ const noPlanAdvice = (input: AdviceInput, caveats: AdviceCaveat[]): Recommendati
       ...(active.cannotSetReason
         ? [fact('cannotSetReason', active.cannotSetReason, active.cannotSetReason)]
         : []),
+      ...halves.reasons,
     ],
     actions: [],
     // Nothing can be set here anyway, so missing rights are no caveat.
     caveats: caveats.filter((c) => c.kind !== 'rights'),
     basis: basis(input),
+    halves: halves.halves,
   };
 };
 
@@ -133,9 +137,12 @@ export const recommend = (input: AdviceInput): Recommendation => {
           ),
         ]
       : [];
+  const halves = weighHalves(input);
   const v = merge(measured, {
-    reasons: overruled,
-    caveats: costCaveats(input, target, current, reading.posture),
+    reasons: [...halves.reasons, ...overruled],
+    caveats: [...costCaveats(input, target, current, reading.posture), ...halves.caveats],
+    // Firmware or the hypervisor decides: a switch here promises less.
+    ...(halves.uncontrollable && target ? { confidence: lower(measured.confidence) } : {}),
   });
 
   return {
@@ -156,5 +163,6 @@ export const recommend = (input: AdviceInput): Recommendation => {
       : [],
     caveats: v.caveats,
     basis: basis(input),
+    halves: halves.halves,
   };
 };

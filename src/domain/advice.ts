@@ -102,7 +102,17 @@ export type AdviceAction = z.infer<typeof AdviceAction>;
 export const AdviceCaveat = z
   .object({
     kind: z
-      .enum(['power-heat', 'battery', 'group-policy', 'vm-host', 'firmware', 'rights', 'measurement'])
+      .enum([
+        'power-heat',
+        'battery',
+        'group-policy',
+        'vm-host',
+        'firmware',
+        'rights',
+        'measurement',
+        'edited-plan',
+        'not-in-force',
+      ])
       .describe('What the caveat is about.'),
     text: z.string(),
   })
@@ -121,6 +131,40 @@ export const AdviceBasis = z
   })
   .meta({ id: 'AdviceBasis' });
 export type AdviceBasis = z.infer<typeof AdviceBasis>;
+
+export const CostHalves = z
+  .object({
+    wakeUpUs: z
+      .number()
+      .nullable()
+      .describe(
+        'Measured wake-up cost per request (us): timer overshoot plus first-unit slowdown; null without a benchmark.',
+      ),
+    rampUs: z
+      .number()
+      .nullable()
+      .describe(
+        'Measured clock-ramp cost (us): the extra time of the first 1 ms unit after the longest idle gap.',
+      ),
+    publishedExitLatencyUs: z
+      .number()
+      .nullable()
+      .describe('Published exit latency of the deepest idle state allowed here (us).'),
+    dominant: z
+      .enum(['idle', 'clock', 'both', 'neither', 'unknown'])
+      .describe('Which half costs more: idle states (wake-up) or the clock (ramp).'),
+    text: z.string().describe('The weighing in one sentence.'),
+    settings: z
+      .array(AdviceAction)
+      .describe(
+        'The settings to change on the side that costs more (idle disable / idle state maximum / PM QoS, or minimum processor state / EPP), and stock values to restore on an edited built-in plan, with the commands.',
+      ),
+  })
+  .meta({
+    id: 'CostHalves',
+    description: 'Both halves of what a plan costs, weighed: idle-state wake-up against the clock ramp.',
+  });
+export type CostHalves = z.infer<typeof CostHalves>;
 
 export const Recommendation = z
   .object({
@@ -145,6 +189,9 @@ export const Recommendation = z
       .array(AdviceCaveat)
       .describe('Costs and limits: power and heat, battery, group policy, VM host, firmware.'),
     basis: AdviceBasis,
+    halves: CostHalves.optional().describe(
+      'The two halves of what the plan costs, weighed, with the setting to change on the costlier side.',
+    ),
   })
   .meta({
     id: 'Recommendation',

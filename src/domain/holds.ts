@@ -37,10 +37,32 @@ export const HoldRecord = z.object({
 });
 export type HoldRecord = z.infer<typeof HoldRecord>;
 
+/** A hold is live until its expiry time; after that it has ended, whether or not anyone noticed. */
+export const isLive = (h: HoldRecord, now: number): boolean => Date.parse(h.expiresAt) > now;
+
+/** The holds of a list split by liveness at `now`: what stays in force and what has ended. */
+export const byLiveness = (
+  holds: readonly HoldRecord[],
+  now: number,
+): { alive: HoldRecord[]; expired: HoldRecord[] } => ({
+  alive: holds.filter((h) => isLive(h, now)),
+  expired: holds.filter((h) => !isLive(h, now)),
+});
+
+/** Holds named for a person: id, plan, end and holder of each. */
+export const describeHolds = (holds: readonly HoldRecord[]): string =>
+  holds.map((h) => `${h.id} (${h.planName} until ${h.expiresAt}, by ${h.createdBy})`).join(', ');
+
 export const Hold = HoldRecord.extend({
   secondsRemaining: z.number().int().describe('Whole seconds until the hold ends by itself.'),
 }).meta({ id: 'Hold', description: 'A hold: a plan kept in force until it is released or expires.' });
 export type Hold = z.infer<typeof Hold>;
+
+/** A hold as the operations answer it: the record with the whole seconds it has left. */
+export const toHold = (h: HoldRecord, now: number): Hold => ({
+  ...h,
+  secondsRemaining: Math.max(0, Math.ceil((Date.parse(h.expiresAt) - now) / 1000)),
+});
 
 export const HoldList = z
   .object({

@@ -17,6 +17,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { link, lstat, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { type ErrorCode, PowerPlanError } from '../domain/errors.ts';
 import { holderState, type ProcessIdentity, thisProcess } from './process-identity.ts';
+import { tempPath } from './temp-files.ts';
 
 export interface LockContent {
   pid: number;
@@ -120,7 +121,7 @@ export class FileLock {
         const now = await readFile(path, 'utf8').catch(() => undefined);
         if (now !== seen.raw) continue; // someone else took over, or it was released: look again
         // Replace the stale content atomically with a fresh copy of mine.
-        const copy = `${source}.${randomUUID()}`;
+        const copy = tempPath(this.path);
         await writeFile(copy, mine, { mode: 0o600 });
         await rename(copy, path);
         return { won: true };
@@ -160,7 +161,7 @@ export class FileLock {
       what,
     };
     const mine = JSON.stringify(content);
-    const source = `${this.path}.${content.token}.tmp`;
+    const source = tempPath(this.path);
     await writeFile(source, mine, { mode: 0o600 });
     let outcome: Outcome;
     try {

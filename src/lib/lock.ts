@@ -32,6 +32,18 @@ export class Lock {
     }
   }
 
+  /** Resolves once this process holds and awaits the lock no more (or after `maxMs`). */
+  async idle(maxMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.tail,
+      new Promise<void>((r) => {
+        timer = setTimeout(r, maxMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   get busy(): boolean {
     return this.holder !== undefined;
   }

@@ -4,7 +4,6 @@
  * a caller. A document that exists but cannot be read is kept aside (see keep-aside.ts), logged
  * and reported; it is never overwritten.
  */
-import { randomBytes } from 'node:crypto';
 import { type FSWatcher, mkdirSync, statSync, watch } from 'node:fs';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,12 +11,14 @@ import type { z } from 'zod';
 import { DEFAULT_ROTATION, JsonlLog, type RotationOptions } from './jsonl-log.ts';
 import { type DamagedFile, damagedFiles, keepAside } from './keep-aside.ts';
 import type { Logger } from './log.ts';
+import { tempPath } from './temp-files.ts';
 
 /** Every file the service keeps; a caller can only pick one of these. */
 export type StateFile =
   | 'simulated-backend.json'
   | 'benchmarks.json'
   | 'restore-journal.json'
+  | 'plan-change.json'
   | 'compare-journal.json'
   | 'holds.json'
   | 'desired.json'
@@ -149,7 +150,7 @@ export class Store {
   /** Writes a document so that a reader sees either the old or the new content, never a mix. */
   async write(file: StateFile, value: unknown): Promise<void> {
     const target = this.path(file);
-    const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const tmp = tempPath(target);
     const handle = await open(tmp, 'w', 0o600);
     try {
       await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`);

@@ -15,6 +15,7 @@ import { type Caller, Scope } from '../domain/scopes.ts';
 import { FileLock } from './file-lock.ts';
 import { damagedBeside, keepAside } from './keep-aside.ts';
 import { Lock } from './lock.ts';
+import { tempPath } from './temp-files.ts';
 
 /** Token names end up in the audit log and in log lines: keep them plain. */
 export const TOKEN_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
@@ -99,7 +100,7 @@ export const readTokenFile = async (path: string): Promise<TokenFile> => {
 /** Replaces the token file atomically (temp file, fsync, rename), readable by its owner only. */
 export const writeTokenFile = async (path: string, file: TokenFile): Promise<void> => {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = tempPath(path);
   const handle = await open(tmp, 'w', 0o600);
   try {
     await handle.writeFile(`${JSON.stringify(TokenFile.parse(file), null, 2)}\n`);

@@ -1,7 +1,6 @@
 /** get_fleet_prometheus_targets: the fleet as Prometheus file_sd / http_sd targets. */
 import { z } from 'zod';
 import { PrometheusTargets } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { fleetSelection } from './inputs.ts';
 
@@ -20,5 +19,5 @@ export const getFleetPrometheusTargets = defineOperation({
   http: { method: 'GET', path: '/v1/fleet/prometheus-targets' },
   // For people and for file_sd alike, the CLI prints the bare target list (`> targets.json`).
   cli: { command: ['fleet', 'prometheus-targets'], format: (t) => JSON.stringify(t.groups, null, 2) },
-  handler: (input, ctx) => fleetFor(ctx).prometheusTargets(input),
+  handler: (input, ctx) => ctx.fleet.prometheusTargets(input),
 });

@@ -1,7 +1,6 @@
 /** get_fleet_status: the power plan status of every agent of the fleet, in one call. */
 import { z } from 'zod';
 import { FleetStatus } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { formatFleetStatus } from './fleet-format.ts';
 import { fleetSelection } from './inputs.ts';
@@ -25,5 +24,5 @@ export const getFleetStatus = defineOperation({
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/status' },
   cli: { command: ['fleet', 'status'], format: formatFleetStatus },
-  handler: (input, ctx) => fleetFor(ctx).status(input),
+  handler: (input, ctx) => ctx.fleet.status(input),
 });

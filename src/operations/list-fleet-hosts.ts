@@ -1,7 +1,6 @@
 /** list_fleet_hosts: the agents the fleet file (and inventory) names, without asking them. */
 import { z } from 'zod';
 import { FleetHostList } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { formatFleetHosts } from './fleet-format.ts';
 import { fleetSelection } from './inputs.ts';
@@ -19,5 +18,5 @@ export const listFleetHosts = defineOperation({
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/hosts' },
   cli: { command: ['fleet', 'hosts'], format: formatFleetHosts },
-  handler: (input, ctx) => fleetFor(ctx).hosts(input),
+  handler: (input, ctx) => ctx.fleet.hosts(input),
 });

@@ -1,7 +1,6 @@
 /** set_fleet_power_plan: set one plan on the named or tagged hosts of the fleet, each host reported. */
 import { z } from 'zod';
 import { FleetSetResult } from '../domain/fleet.ts';
-import { fleetFor } from '../services/fleet/fleet.ts';
 import { defineOperation } from './define.ts';
 import { formatFleetSet } from './fleet-format.ts';
 import { fleetSelection, PlanRef } from './inputs.ts';
@@ -38,5 +37,5 @@ export const setFleetPowerPlan = defineOperation({
     // Every host is reported either way; a script still learns that one of them failed.
     exitCode: (r) => (r.summary.failed ? 1 : 0),
   },
-  handler: (input, ctx) => fleetFor(ctx).setPlan(input, ctx.signal),
+  handler: (input, ctx) => ctx.fleet.setPlan(input, ctx.signal),
 });

@@ -17,10 +17,10 @@ import type { Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
 import { linkedSignal } from '../lib/signal.ts';
 import type { PowerBackend } from '../platform/backend.ts';
-import { planForKind, resolvePlan } from '../platform/resolve.ts';
+import { planForKind } from '../platform/resolve.ts';
 import { benchFingerprint, gatherFacts } from './compare-facts.ts';
-import type { PlanChangeService } from './plan-change.ts';
-import type { RestoreJournal } from './restore-journal.ts';
+import type { ChangeIntent, LockedChanges, PlanChangeService } from './plan-change.ts';
+import { owing } from './restore-journal.ts';
 
 export interface CompareRequest {
   plans?: string[];
@@ -63,12 +63,12 @@ const choosePlans = (
   req: CompareRequest,
   plans: readonly Plan[],
   active: Plan,
-  aliases: Record<string, string>,
+  resolve: (ref: string) => Plan,
 ) => {
   if (!req.plans?.length) return defaultPlans(plans, active);
   const chosen = [active];
   for (const text of req.plans) {
-    const p = resolvePlan(text, plans, aliases);
+    const p = resolve(text);
     if (!chosen.some((c) => c.id === p.id)) chosen.push(p);
   }
   if (chosen.length < 2) {
@@ -104,20 +104,13 @@ const entries = (measured: { plan: Plan; result: BenchmarkResult }[]): Compariso
   });
 };
 
-const execute = async (req: CompareRequest, ctx: CompareContext): Promise<ComparisonResult> => {
+/** Runs a comparison; `s` is the plan lock held for the whole run (absent for a dry run). */
+const execute = async (
+  req: CompareRequest,
+  ctx: CompareContext,
+  s: LockedChanges | undefined,
+): Promise<ComparisonResult> => {
   const startedAt = new Date().toISOString();
-  const pc = ctx.planChange;
-  // Under the lock a journal of a dead comparison has been restored already (plan-change settles);
-  // what remains is holds in force or a restore that keeps failing: never switch under either.
-  const owed = req.dryRun ? undefined : await pc.journal();
-  if (owed) {
-    throw new PowerPlanError(
-      'conflict',
-      owed.kind === 'holds' && owed.holds.length
-        ? `The plan is held (${owed.holds.map((h) => `${h.id} until ${h.expiresAt}`).join(', ')}); a comparison would switch it. Release the holds first (release_power_plan).`
-        : `A restore of ${owed.restorePlanName} (${owed.restorePlanId}) is still owed (${owed.restoreError ?? 'pending'}); it is retried, try again later.`,
-    );
-  }
   const facts = await gatherFacts(ctx.backend);
   const original = facts.active.plan;
   if (!original) {
@@ -126,13 +119,18 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
       facts.active.cannotSetReason ?? 'This system exposes no power plans.',
     );
   }
-  const planned = choosePlans(req, facts.plans, original, ctx.backend.aliases?.() ?? {});
-  const warnings: string[] = [];
-  if (facts.active.policyManaged) {
-    warnings.push(
-      'Group policy sets the plan here; a policy refresh during the comparison would disturb it.',
-    );
-  }
+  const planned = choosePlans(req, facts.plans, original, (ref) => ctx.planChange.resolve(ref, facts.plans));
+  // The comparison's checks are those of its first switch: nothing owed (holds in force, a
+  // restore that keeps failing), the plan can be changed, group policy.
+  const first: ChangeIntent = {
+    who: ctx.caller,
+    operation: 'compare_power_plans',
+    plan: planned[1]!,
+    input: { step: 'switch', planned: planned.map((p) => p.id) },
+    dryRun: req.dryRun,
+    tolerates: 'none',
+  };
+  const { warnings } = s ? await s.check(first) : await ctx.planChange.check(first);
   const base = {
     startedAt,
     profile: req.profile,
@@ -140,9 +138,7 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
     original: ref(original),
     planned: planned.map(ref),
   };
-  if (req.dryRun) {
-    if (!facts.active.canSet)
-      warnings.push(`The comparison would be refused: ${facts.active.cannotSetReason ?? 'not allowed here'}`);
+  if (!s) {
     return {
       ...base,
       dryRun: true,
@@ -153,12 +149,6 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
       warnings,
     };
   }
-  if (!facts.active.canSet) {
-    throw new PowerPlanError(
-      'forbidden',
-      facts.active.cannotSetReason ?? 'The power plan cannot be changed here.',
-    );
-  }
 
   const bp = benchPlan(req.profile, req.threads ?? 1, req.idleGapsMs);
   const deadlineMs = planned.length * (req.settleMs + capMs(bp) + 30_000);
@@ -167,17 +157,11 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
   const { signal } = link;
   const total = planned.length * 100;
 
-  const journal: RestoreJournal = {
-    version: 2,
-    kind: 'comparison',
-    restorePlanId: original.id,
-    restorePlanName: original.name,
+  const journal = owing('comparison', original, ctx.caller.name, {
     createdAt: startedAt,
-    createdBy: ctx.caller.name,
-    holds: [],
     planned: planned.map((p) => p.id),
-  };
-  await pc.writeJournal(journal);
+  });
+  await s.owe(journal);
   const measured: { plan: Plan; result: BenchmarkResult }[] = [];
   let current: Plan = original;
   let failure: unknown;
@@ -186,13 +170,7 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
       if (signal.aborted) throw signal.reason;
       if (plan.id !== current.id) {
         ctx.progress({ progress: i * 100, total, message: `switching to ${plan.name}` });
-        const step = await pc.switchTo(
-          ctx.caller,
-          'compare_power_plans',
-          plan,
-          { step: 'switch', planned: planned.map((p) => p.id) },
-          { before: current },
-        );
+        const step = await s.change({ ...first, plan, checked: true });
         current = step.after;
         ctx.progress({ progress: i * 100, total, message: `${plan.name}: settling ${req.settleMs} ms` });
         await sleep(req.settleMs, undefined, { signal });
@@ -225,7 +203,7 @@ const execute = async (req: CompareRequest, ctx: CompareContext): Promise<Compar
 
   ctx.progress({ progress: total, total, message: `restoring ${original.name}` });
   // The restore runs even when the caller has gone: it must not take `signal`.
-  const restored = await pc.restore(ctx.caller, journal, {
+  const restored = await s.restore(ctx.caller, journal, {
     reason:
       failure === undefined ? 'comparison finished' : `comparison ended early: ${errorMessage(failure)}`,
   });
@@ -275,8 +253,8 @@ export class ComparisonService {
   /** Runs one comparison under the plan lock; a concurrent set or comparison waits briefly, then gets 409. */
   run(req: CompareRequest, ctx: CompareContext): Promise<ComparisonResult> {
     const run = req.dryRun
-      ? execute(req, ctx)
-      : ctx.planChange.run(`compare_power_plans (${ctx.caller.name})`, () => execute(req, ctx));
+      ? execute(req, ctx, undefined)
+      : ctx.planChange.session(`compare_power_plans (${ctx.caller.name})`, (s) => execute(req, ctx, s));
     const tracked = run.catch(() => undefined);
     this.inFlight.add(tracked);
     void tracked.finally(() => this.inFlight.delete(tracked));

@@ -16,8 +16,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Schedule } from '../lib/schedule.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
-import { resolvePlan } from '../platform/resolve.ts';
-import type { HoldsService } from './holds.ts';
+import { HeldNow, type HoldsService, notWhileHeld } from './holds.ts';
 import { auditPlan, type PlanChangeService } from './plan-change.ts';
 
 interface Desired {
@@ -64,7 +63,8 @@ export class DesiredService {
   private lastEnforceAt: number | undefined;
   private running = false;
   private unwatch: (() => void) | undefined;
-  private checking = false;
+  /** The check in progress, if any (stop waits for it). */
+  private checking: Promise<void> | undefined;
   private again = false;
   private readonly o: DesiredOptions;
 
@@ -95,7 +95,7 @@ export class DesiredService {
     if (active.plan?.id === desired.planRef) plan = active.plan;
     else {
       try {
-        plan = resolvePlan(desired.planRef, await backend.listPlans(), backend.aliases?.() ?? {});
+        plan = this.o.planChange.resolve(desired.planRef, await backend.listPlans());
       } catch (e) {
         if (!(e instanceof PowerPlanError) || (e.code !== 'not_found' && e.code !== 'conflict')) throw e;
       }
@@ -131,42 +131,36 @@ export class DesiredService {
   }
 
   /** Sets the desired plan back, unless a hold was taken meanwhile or the last try is too recent. */
-  private async enforce(target: Plan, active: ActivePlan): Promise<void> {
-    if (!active.canSet) {
-      this.lastError = active.cannotSetReason ?? 'The power plan cannot be changed here.';
-      return;
-    }
+  private async enforce(target: Plan): Promise<void> {
     const now = Date.now();
     // 90%: the timer's own jitter must not push a correction to the interval after next.
     if (this.lastEnforceAt !== undefined && now - this.lastEnforceAt < this.o.config.desiredInterval * 900)
       return;
     this.lastEnforceAt = now;
     const { planChange, log } = this.o;
-    await planChange.run('desired state enforcement', async () => {
-      if ((await this.o.holds.live()).length) return;
-      try {
-        const r = await planChange.switchTo(
-          'service',
-          'enforce_desired_state',
-          target,
-          { desired: target.id },
-          {
-            lastError: this.lastError,
-          },
-        );
-        if (!r.changed) return;
-        log.info('desired plan set back', { from: r.before?.id, to: target.id });
-      } catch (e) {
-        const error = errorMessage(e);
-        if (error !== this.lastError) log.error('setting the desired plan back failed', { error });
-        this.lastError = error;
-        return;
-      }
-      this.correctedTotal++;
-      this.inDrift = false;
-      this.inDesiredState = true;
-      this.lastError = undefined;
-    });
+    try {
+      const r = await planChange.change({
+        who: 'service',
+        operation: 'enforce_desired_state',
+        plan: target,
+        input: { desired: target.id },
+        lastError: this.lastError,
+        policy: [notWhileHeld],
+      });
+      if (!r.changed) return;
+      log.info('desired plan set back', { from: r.before?.id, to: target.id });
+    } catch (e) {
+      // Held on purpose meanwhile: not a failure, the next check sees the hold.
+      if (e instanceof HeldNow) return;
+      const error = errorMessage(e);
+      if (error !== this.lastError) log.error('setting the desired plan back failed', { error });
+      this.lastError = error;
+      return;
+    }
+    this.correctedTotal++;
+    this.inDrift = false;
+    this.inDesiredState = true;
+    this.lastError = undefined;
   }
 
   /** One periodic check: detect (audit + count once per drift), then correct when enforcing. */
@@ -212,7 +206,7 @@ export class DesiredService {
         status: summary.status,
       });
     }
-    if (summary.status === 'drift' && desired.enforce && plan) await this.enforce(plan, active);
+    if (summary.status === 'drift' && desired.enforce && plan) await this.enforce(plan);
   }
 
   /** get_desired_state: the live comparison plus this process's counters. */
@@ -246,9 +240,7 @@ export class DesiredService {
     const { backend, store } = this.o;
     const clear = input.plan === null || input.plan.trim().toLowerCase() === 'none';
     const target =
-      clear || input.plan === null
-        ? null
-        : resolvePlan(input.plan, await backend.listPlans(), backend.aliases?.() ?? {});
+      clear || input.plan === null ? null : this.o.planChange.resolve(input.plan, await backend.listPlans());
     const previous = await this.load();
     const file: DesiredFile = {
       planId: target?.id ?? null,
@@ -279,7 +271,11 @@ export class DesiredService {
       this.again = true;
       return;
     }
-    this.checking = true;
+    this.checking = this.runCheck();
+    await this.checking;
+  }
+
+  private async runCheck(): Promise<void> {
     let watching = true;
     try {
       await this.check();
@@ -291,7 +287,7 @@ export class DesiredService {
       this.lastError = errorMessage(e);
       this.o.log.warn('desired state check failed', { error: this.lastError });
     } finally {
-      this.checking = false;
+      this.checking = undefined;
       if (this.again) {
         this.again = false;
         void this.checkNow();
@@ -321,10 +317,12 @@ export class DesiredService {
     void this.checkNow();
   }
 
-  stop(): void {
+  /** Stops the checker; resolves once a check in progress has finished. */
+  async stop(): Promise<void> {
     this.running = false;
     this.unwatch?.();
     this.unwatch = undefined;
     this.o.schedule.clear(SCHEDULE_JOB);
+    await this.checking;
   }
 }

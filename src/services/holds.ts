@@ -5,19 +5,28 @@
  *
  * Overlapping holds must name the same plan: a hold for another plan while holds are in force is
  * refused (409), so a running job never has its plan switched under it. The restore happens when
- * the last hold ends. Every change goes through the plan-change service (its lock, switch, audit).
+ * the last hold ends. Holds state their policy as change intents and preconditions of the
+ * plan-change service (which switches, journals and audits); the rules of a hold's life (live,
+ * expired) are in domain/holds.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage, PowerPlanError } from '../domain/errors.ts';
-import type { Hold, HoldList, HoldRecord, HoldResult, ReleaseResult } from '../domain/holds.ts';
+import {
+  byLiveness,
+  describeHolds,
+  type HoldList,
+  type HoldRecord,
+  type HoldResult,
+  isLive,
+  type ReleaseResult,
+  toHold,
+} from '../domain/holds.ts';
 import type { Caller } from '../domain/scopes.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Schedule } from '../lib/schedule.ts';
 import type { Store } from '../lib/store.ts';
-import type { PowerBackend } from '../platform/backend.ts';
-import { resolvePlan } from '../platform/resolve.ts';
-import type { PlanChangeService } from './plan-change.ts';
-import { JOURNAL, type RestoreJournal } from './restore-journal.ts';
+import type { PlanChangeService, Precondition } from './plan-change.ts';
+import { JOURNAL, owing, type RestoreJournal } from './restore-journal.ts';
 
 /**
  * The retry pace of a failing restore, and the poll of a state directory that cannot be watched
@@ -26,23 +35,83 @@ import { JOURNAL, type RestoreJournal } from './restore-journal.ts';
 const POLL_MS = 5_000;
 const SCHEDULE_JOB = 'hold expiry';
 
-const isLive = (h: HoldRecord, now: number) => Date.parse(h.expiresAt) > now;
-
-const toHold = (h: HoldRecord, now: number): Hold => ({
-  ...h,
-  secondsRemaining: Math.max(0, Math.ceil((Date.parse(h.expiresAt) - now) / 1000)),
-});
-
-const describeHolds = (holds: readonly HoldRecord[]) =>
-  holds.map((h) => `${h.id} (${h.planName} until ${h.expiresAt}, by ${h.createdBy})`).join(', ');
+/** The holds in force in a journal. */
+const liveIn = (j: RestoreJournal | undefined, now = Date.now()): HoldRecord[] =>
+  j?.kind === 'holds' ? byLiveness(j.holds, now).alive : [];
 
 /** True when the journal asks for work now: an expired hold, a restore still owed, a dead comparison's restore. */
 const due = (j: RestoreJournal | undefined, now: number) =>
   j !== undefined && (j.kind !== 'holds' || j.holds.length === 0 || j.holds.some((h) => !isLive(h, now)));
 
+/**
+ * set_power_plan's rule about holds: without `force` a change while holds are in force is refused
+ * (409); asking for the plan already in force is harmless and only warned about. With `force` the
+ * holds end once the set has succeeded (a failed set keeps them) and the plan set stays: nothing
+ * is restored.
+ */
+export const setWhileHeld: Precondition = (c) => {
+  const held = liveIn(c.owed);
+  if (held.length === 0) return;
+  if (!c.intent.force) {
+    if (!c.switches) {
+      c.warnings.push(`The plan is held: ${describeHolds(held)}.`);
+      return;
+    }
+    throw new PowerPlanError(
+      'conflict',
+      `The plan is held: ${describeHolds(held)}. Release the holds (release_power_plan), or repeat with ` +
+        'force: true (CLI: --force) to end them; the plan you set then stays and nothing is restored.',
+      { holds: held.map((h) => toHold(h, Date.now())) },
+    );
+  }
+  const ending = `${held.length === 1 ? 'hold' : 'holds'} ${held.map((h) => h.id).join(', ')}`;
+  if (c.intent.dryRun) {
+    c.warnings.push(`Would end ${ending}; nothing would be restored.`);
+    return;
+  }
+  c.warnings.push(`Ended ${ending}; nothing will be restored.`);
+  c.clearJournal = true;
+  for (const h of held) {
+    c.followUps.push({
+      operation: 'release_power_plan',
+      input: { id: h.id, planId: h.planId, forcedBy: 'set_power_plan' },
+      before: null,
+      after: null,
+      result: 'changed',
+    });
+  }
+};
+
+/** Enforcement's rule: a plan held on purpose is never set back. */
+export class HeldNow extends PowerPlanError {
+  constructor(held: readonly HoldRecord[]) {
+    super('conflict', `The plan is held: ${describeHolds(held)}.`);
+  }
+}
+export const notWhileHeld: Precondition = (c) => {
+  const held = liveIn(c.owed);
+  if (held.length) throw new HeldNow(held);
+};
+
+/** A hold's rule: overlapping holds name the same plan. */
+const sameHeldPlan: Precondition = (c) => {
+  const held = c.owed?.holds ?? [];
+  if (held.length && held[0]!.planId !== c.target.id) {
+    const until = held
+      .map((h) => h.expiresAt)
+      .sort()
+      .at(-1);
+    throw new PowerPlanError(
+      'conflict',
+      `${held[0]!.planName} (${held[0]!.planId}) is held until ${until} by ${describeHolds(held)}. ` +
+        'Hold the same plan, or release those holds first (release_power_plan).',
+      { holds: held.map((h) => toHold(h, Date.now())) },
+    );
+  }
+};
+
 export interface HoldsOptions {
   planChange: PlanChangeService;
-  backend: PowerBackend;
   log: Logger;
   /** Where the restore journal lives: watched, so a hold taken by another process is seen at once. */
   store: Store;
@@ -52,7 +121,6 @@ export interface HoldsOptions {
 
 export class HoldsService {
   private readonly pc: PlanChangeService;
-  private readonly backend: PowerBackend;
   private readonly log: Logger;
   private readonly store: Store;
   private readonly timers: Schedule;
@@ -62,7 +130,6 @@ export class HoldsService {
 
   constructor(o: HoldsOptions) {
     this.pc = o.planChange;
-    this.backend = o.backend;
     this.log = o.log;
     this.store = o.store;
     this.timers = o.schedule;
@@ -70,14 +137,13 @@ export class HoldsService {
 
   /** The holds in force now, without changing anything (for read-only answers and dry runs). */
   async live(now = Date.now()): Promise<HoldRecord[]> {
-    const j = await this.pc.journal();
-    return j?.kind === 'holds' ? j.holds.filter((h) => isLive(h, now)) : [];
+    return liveIn(await this.pc.journal(), now);
   }
 
   /** Settles under the plan lock when something is due; a busy lock is left for the next attempt. */
   private async settleIfDue(): Promise<void> {
     if (!due(await this.pc.journal(), Date.now())) return;
-    await this.pc.run('hold expiry', async () => {});
+    await this.pc.settle('hold expiry');
   }
 
   async list(): Promise<HoldList> {
@@ -89,7 +155,7 @@ export class HoldsService {
     const j = await this.pc.journal();
     const journal = j?.kind === 'holds' ? j : undefined;
     const now = Date.now();
-    const alive = (journal?.holds ?? []).filter((h) => isLive(h, now));
+    const alive = liveIn(journal, now);
     const endsAt = alive.reduce<string | null>(
       (m, h) => (m === null || h.expiresAt > m ? h.expiresAt : m),
       null,
@@ -105,106 +171,56 @@ export class HoldsService {
     };
   }
 
+  /**
+   * hold_power_plan: one change through the plan-change service whose restore is the hold added
+   * to the journal (a restore still owed, a journal without holds, keeps the plan from before the
+   * first hold).
+   */
   async create(
     caller: Caller,
     input: { plan: string; seconds: number; reason?: string | undefined },
   ): Promise<HoldResult> {
-    return this.pc.run(`hold_power_plan (${caller.name})`, async () => {
-      const { plans, active: before } = await this.pc.active();
-      const target = resolvePlan(input.plan, plans, this.backend.aliases?.() ?? {});
-      const journal = await this.pc.journal();
-      if (journal && journal.kind !== 'holds') {
-        throw new PowerPlanError(
-          'conflict',
-          `A restore of ${journal.restorePlanName} (${journal.restorePlanId}) after an interrupted comparison is still owed (${journal.restoreError ?? 'pending'}); it is retried, try again later.`,
-        );
-      }
-      const held = journal?.holds ?? [];
-      if (held.length && held[0]!.planId !== target.id) {
-        const until = held
-          .map((h) => h.expiresAt)
-          .sort()
-          .at(-1);
-        throw new PowerPlanError(
-          'conflict',
-          `${held[0]!.planName} (${held[0]!.planId}) is held until ${until} by ${describeHolds(held)}. ` +
-            'Hold the same plan, or release those holds first (release_power_plan).',
-          { holds: held.map((h) => toHold(h, Date.now())) },
-        );
-      }
-      const state = await this.backend.getActive();
-      if (target.id !== before.id && !state.canSet) {
-        throw new PowerPlanError(
-          'forbidden',
-          state.cannotSetReason ?? 'The power plan cannot be changed here.',
-        );
-      }
-      const now = Date.now();
-      const record: HoldRecord = {
-        id: randomUUID(),
-        planId: target.id,
-        planName: target.name,
-        ...(input.reason ? { reason: input.reason } : {}),
-        createdAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + input.seconds * 1000).toISOString(),
-        createdBy: caller.name,
-      };
-      // A restore still owed (a journal without holds) keeps the plan from before the first hold.
-      const next: RestoreJournal = journal
-        ? { ...journal, holds: [...journal.holds, record] }
-        : {
-            version: 2,
-            kind: 'holds',
-            restorePlanId: before.id,
-            restorePlanName: before.name,
-            createdAt: record.createdAt,
-            createdBy: caller.name,
-            holds: [record],
-          };
-      await this.pc.writeJournal(next);
-      const auditInput = {
-        plan: input.plan,
-        durationSeconds: input.seconds,
-        reason: input.reason,
-        id: record.id,
-      };
-      let after = before;
-      try {
-        const r = await this.pc.switchTo(caller, 'hold_power_plan', target, auditInput, { before });
-        after = r.after;
-      } catch (e) {
-        if (journal) await this.pc.writeJournal(journal);
-        else await this.pc.clearJournal();
-        throw e;
-      }
-      if (after.id === before.id) {
-        // Held without a switch: the hold itself is the change recorded.
-        await this.pc.audit(caller, {
-          operation: 'hold_power_plan',
-          input: auditInput,
-          before: { id: before.id, name: before.name },
-          after: { id: after.id, name: after.name },
-          result: 'changed',
-        });
-      }
-      this.kick();
-      const warnings = state.policyManaged
-        ? ['Group policy sets the power plan here; the next policy refresh may revert the held plan.']
-        : [];
-      return {
-        hold: toHold(record, Date.now()),
-        changed: target.id !== before.id,
-        before,
-        after,
-        restorePlanId: next.restorePlanId,
-        ...(warnings.length ? { warnings } : {}),
-      };
+    const id = randomUUID();
+    const r = await this.pc.change({
+      who: caller,
+      operation: 'hold_power_plan',
+      plan: input.plan,
+      input: { plan: input.plan, durationSeconds: input.seconds, reason: input.reason, id },
+      tolerates: 'holds',
+      policy: [sameHeldPlan],
+      recordUnchanged: true,
+      // The hold joins those in force (or a restore still owed, which keeps its plan).
+      restore: (c) => {
+        const now = Date.now();
+        const record: HoldRecord = {
+          id,
+          planId: c.target.id,
+          planName: c.target.name,
+          ...(input.reason ? { reason: input.reason } : {}),
+          createdAt: new Date(now).toISOString(),
+          expiresAt: new Date(now + input.seconds * 1000).toISOString(),
+          createdBy: caller.name,
+        };
+        return c.owed
+          ? { ...c.owed, holds: [...c.owed.holds, record] }
+          : owing('holds', c.before!, caller.name, { holds: [record], createdAt: record.createdAt });
+      },
     });
+    this.kick();
+    const journal = r.journal!;
+    return {
+      hold: toHold(journal.holds.find((h) => h.id === id)!, Date.now()),
+      changed: r.changed,
+      before: r.before!,
+      after: r.after,
+      restorePlanId: journal.restorePlanId,
+      ...(r.warnings.length ? { warnings: r.warnings } : {}),
+    };
   }
 
   async release(caller: Caller, id: string): Promise<ReleaseResult> {
-    return this.pc.run(`release_power_plan (${caller.name})`, async () => {
-      const journal = await this.pc.journal();
+    return this.pc.session(`release_power_plan (${caller.name})`, async (s) => {
+      const journal = s.owed;
       const hold = journal?.kind === 'holds' ? journal.holds.find((h) => h.id === id) : undefined;
       if (!journal || !hold) {
         throw new PowerPlanError(
@@ -214,7 +230,7 @@ export class HoldsService {
       }
       const now = Date.now();
       const remaining = journal.holds.filter((h) => h.id !== id);
-      await this.pc.audit(caller, {
+      await s.record(caller, {
         operation: 'release_power_plan',
         input: { id, planId: hold.planId, remaining: remaining.length },
         before: null,
@@ -222,7 +238,7 @@ export class HoldsService {
         result: 'changed',
       });
       if (remaining.length) {
-        await this.pc.writeJournal({ ...journal, holds: remaining });
+        await s.owe({ ...journal, holds: remaining });
         return {
           released: toHold(hold, now),
           remaining: remaining.map((h) => toHold(h, now)),
@@ -230,10 +246,7 @@ export class HoldsService {
           restoredPlan: null,
         };
       }
-      const { restoredPlan, error } = await this.pc.restore(caller, journal, {
-        holds: [id],
-        reason: 'released',
-      });
+      const { restoredPlan, error } = await s.restore(caller, journal, { holds: [id], reason: 'released' });
       return {
         released: toHold(hold, now),
         remaining: [],
@@ -242,49 +255,6 @@ export class HoldsService {
         ...(error ? { warnings: [`The plan could not be restored (it will be retried): ${error}`] } : {}),
       };
     });
-  }
-
-  /**
-   * What set_power_plan must do about holds. Without `force` a change while holds are in force is
-   * refused (409); asking for the plan already in force is harmless and only warned about. With
-   * `force`, `commit()` ends the holds once the set has succeeded (so a failed set keeps them), and
-   * the plan set stays: nothing is restored. Call under the plan lock unless `dryRun`.
-   */
-  async beforeSet(
-    caller: Caller,
-    args: { targetId: string; activeId: string; force: boolean; dryRun: boolean },
-  ): Promise<{ warnings: string[]; commit: () => Promise<void> }> {
-    const held = await this.live();
-    const none = async () => {};
-    if (held.length === 0) return { warnings: [], commit: none };
-    if (!args.force) {
-      if (args.targetId === args.activeId) {
-        return { warnings: [`The plan is held: ${describeHolds(held)}.`], commit: none };
-      }
-      throw new PowerPlanError(
-        'conflict',
-        `The plan is held: ${describeHolds(held)}. Release the holds (release_power_plan), or repeat with ` +
-          'force: true (CLI: --force) to end them; the plan you set then stays and nothing is restored.',
-        { holds: held.map((h) => toHold(h, Date.now())) },
-      );
-    }
-    const ending = `${held.length === 1 ? 'hold' : 'holds'} ${held.map((h) => h.id).join(', ')}`;
-    if (args.dryRun) return { warnings: [`Would end ${ending}; nothing would be restored.`], commit: none };
-    return {
-      warnings: [`Ended ${ending}; nothing will be restored.`],
-      commit: async () => {
-        for (const h of held) {
-          await this.pc.audit(caller, {
-            operation: 'release_power_plan',
-            input: { id: h.id, planId: h.planId, forcedBy: 'set_power_plan' },
-            before: null,
-            after: null,
-            result: 'changed',
-          });
-        }
-        await this.pc.clearJournal();
-      },
-    };
   }
 
   /** How many holds are in force and the seconds until the next and the last end: for /metrics. */

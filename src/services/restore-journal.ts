@@ -33,6 +33,23 @@ export type RestoreJournal = z.infer<typeof RestoreJournal>;
 
 export const JOURNAL = 'restore-journal.json' as const;
 
+/** A new journal owing `plan` back, started now by `createdBy`. */
+export const owing = (
+  kind: RestoreJournal['kind'],
+  plan: { id: string; name: string },
+  createdBy: string,
+  more: Partial<Pick<RestoreJournal, 'holds' | 'planned' | 'createdAt'>> = {},
+): RestoreJournal => ({
+  version: 2,
+  kind,
+  restorePlanId: plan.id,
+  restorePlanName: plan.name,
+  createdAt: more.createdAt ?? new Date().toISOString(),
+  createdBy,
+  holds: more.holds ?? [],
+  ...(more.planned ? { planned: more.planned } : {}),
+});
+
 const LegacyHolds = z.object({
   version: z.literal(1),
   restorePlanId: z.string(),

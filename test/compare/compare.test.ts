@@ -203,7 +203,7 @@ describe('restore journal', () => {
   it('while another live process holds the plan lock its journal is left alone, and a new comparison is refused', async () => {
     t = await testDeps({}, { bench: new GatedBench().asService() });
     await t.deps.backend.setActive(SCHEME.highPerformance);
-    await t.deps.planChange.writeJournal({
+    await t.deps.store.write('restore-journal.json', {
       version: 2,
       kind: 'comparison',
       restorePlanId: SCHEME.balanced,

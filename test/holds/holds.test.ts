@@ -33,10 +33,13 @@ for (const [name, makeRig] of rigs) {
     // A failed test must not leave a hold behind for the next one.
     afterEach(() => call(rig.deps, 'set_power_plan', { plan: 'balanced', force: true }));
 
+    // Restored: the plan from before is in force and the restore has finished (its journal gone,
+    // which happens after its audit record).
     const restoredToBalanced = () =>
       until(
         'the plan from before the hold to be restored',
-        async () => (await rig.activeId()) === SCHEME.balanced,
+        async () =>
+          (await rig.activeId()) === SCHEME.balanced && (await rig.deps.planChange.journal()) === undefined,
       );
 
     it('switches to the held plan and switches back when the hold expires', async () => {

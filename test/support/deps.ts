@@ -31,7 +31,7 @@ export const testDeps = async (
     dir,
     env,
     cleanup: async () => {
-      deps.shutdown.abort();
+      await deps.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };

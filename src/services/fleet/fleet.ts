@@ -295,14 +295,3 @@ export class FleetService {
     this.agents.clear();
   }
 }
-
-/** One fleet service per configuration (so per running service, and its cache lives with it). */
-const services = new WeakMap<Config, FleetService>();
-export const fleetFor = (ctx: { config: Config; log: Logger }): FleetService => {
-  let s = services.get(ctx.config);
-  if (!s) {
-    s = new FleetService(ctx.config, ctx.log);
-    services.set(ctx.config, s);
-  }
-  return s;
-};

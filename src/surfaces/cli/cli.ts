@@ -10,7 +10,6 @@ import { type Config, configHelp, configVariables, loadConfig } from '../../conf
 import { buildDeps, type Deps } from '../../deps.ts';
 import { PowerPlanError, startupError } from '../../domain/errors.ts';
 import { localCaller } from '../../domain/scopes.ts';
-import { type LinkedSignal, linkedSignal } from '../../lib/signal.ts';
 import { describeStateAccess, stateAccessProblem } from '../../lib/state-access.ts';
 import { guardStatePermissions } from '../../lib/windows-acl.ts';
 import type { Operation } from '../../operations/define.ts';
@@ -359,23 +358,29 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     else if (typeof v === 'string') raw[f.name] = v;
   }
 
-  const controller = new AbortController();
-  let link: LinkedSignal | undefined;
-  // Ctrl-C or SIGTERM cancels the operation; a comparison then restores the original plan first.
-  const onSigint = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by Ctrl-C.'));
-  const onSigterm = () => controller.abort(new PowerPlanError('cancelled', 'Cancelled by SIGTERM.'));
+  // Ctrl-C or SIGTERM stops the service (deps.stop): the operation is cancelled, a comparison
+  // restores the original plan first.
+  let d: Deps | undefined;
+  let cancelled: PowerPlanError | undefined;
+  const cancel = (how: string) => () => {
+    cancelled = new PowerPlanError('cancelled', `Cancelled by ${how}.`);
+    void d?.stop(cancelled);
+  };
+  const onSigint = cancel('Ctrl-C');
+  const onSigterm = cancel('SIGTERM');
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
   try {
-    const d = await getDeps();
-    link = linkedSignal([controller.signal, d.shutdown.signal]);
+    d = await getDeps();
+    if (cancelled) void d.stop(cancelled);
+    await d.start();
     const output = await runOperation(
       op,
       { ...coerceStrings(op, raw), ...input },
       {
         ...d,
         caller: localCaller,
-        signal: link.signal,
+        signal: d.shutdown.signal,
         progress: (p) => {
           if (!io.interactive || json) return;
           const pct = p.total ? ` ${Math.round((100 * p.progress) / p.total)}%` : '';
@@ -390,7 +395,7 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
   } catch (e) {
     return fail(e);
   } finally {
-    link?.release();
+    await d?.stop();
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
   }

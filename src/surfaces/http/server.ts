@@ -1,9 +1,9 @@
 /**
- * Starts the HTTP server (REST, later MCP and the page) and stops it cleanly on SIGTERM/SIGINT:
- * stop accepting, cancel running work through the shutdown signal, then exit.
+ * Starts the HTTP server (REST, MCP, the page) and stops it cleanly on SIGTERM/SIGINT: stop
+ * accepting, then `deps.stop()` (cancel running work, wait for restores), then exit.
  */
 import { serve } from '@hono/node-server';
-import { type Deps, startServices } from '../../deps.ts';
+import type { Deps } from '../../deps.ts';
 import { createApp } from './app.ts';
 import { listenFailure, loadHttpSecurity, serveOptions } from './security.ts';
 
@@ -15,25 +15,31 @@ export interface RunningServer {
 export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
   // Unsafe settings stop the start before recovery touches anything.
   const security = await loadHttpSecurity(deps.config, deps.log);
-  await deps.planChange.recover();
   const app = createApp(deps, security);
   const { host, port } = deps.config;
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port, ...serveOptions(security) }, () => resolve(s));
-    s.once('error', (e: NodeJS.ErrnoException) => reject(listenFailure(e, host, port)));
+  let server!: ReturnType<typeof serve>;
+  // Recovery first, then listen, then the timers.
+  await deps.start({
+    serve: async () => {
+      server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+        const s = serve({ fetch: app.fetch, hostname: host, port, ...serveOptions(security) }, () =>
+          resolve(s),
+        );
+        s.once('error', (e: NodeJS.ErrnoException) => reject(listenFailure(e, host, port)));
+      });
+    },
   });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const url = `${security.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   deps.log.info('listening', { url, backend: deps.backend.name, stateDir: deps.config.stateDir });
-  startServices(deps);
   return {
     url,
     close: () =>
       new Promise<void>((resolve) => {
-        deps.shutdown.abort(new Error('shutting down'));
         // A running comparison restores the original plan after the abort; exit only once it has.
-        server.close(() => void deps.comparisons.settled().then(() => resolve()));
+        const stopped = deps.stop();
+        server.close(() => void stopped.then(() => resolve()));
         // Keep-alive sockets would hold close() open; they carry no work once we are shutting down.
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       }),

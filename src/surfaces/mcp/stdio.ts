@@ -19,16 +19,15 @@ export const serveMcpStdio = async (deps: Deps): Promise<void> => {
     if (stopping) return;
     stopping = true;
     deps.log.info('mcp stdio stopping', { reason });
-    deps.shutdown.abort(new Error('shutting down'));
-    // A cancelled plan change or comparison puts the original plan back under the plan lock:
-    // taking the lock once waits for that restore (bounded) before the process ends.
-    await deps.planChange.lock.run('mcp shutdown', async () => {}, 30_000).catch(() => {});
+    // A cancelled plan change or comparison puts the original plan back first (deps.stop waits).
+    await deps.stop();
     await server.close().catch(() => {});
     process.exit(0);
   };
   process.stdin.once('end', () => void stop('stdin closed'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  await deps.start();
   await server.connect(transport);
   deps.log.info('mcp stdio ready', { backend: deps.backend.name });
 };

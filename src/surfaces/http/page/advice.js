@@ -49,6 +49,14 @@ const adviceView = (r) => [
       h('li', {}, h('span', {}, `${a.description} (${a.via})`), h('pre', {}, h('code', {}, a.command))),
     ),
   ),
+  r.halves ? h('p', { id: 'advice-halves' }, h('strong', {}, 'Both halves: '), r.halves.text) : null,
+  part(
+    'Settings for the costlier half',
+    'halves-settings',
+    (r.halves?.settings ?? []).map((a) =>
+      h('li', {}, h('span', {}, `${a.description} (${a.via})`), h('pre', {}, h('code', {}, a.command))),
+    ),
+  ),
   part(
     'Caveats',
     undefined,
