@@ -5,8 +5,8 @@
  */
 import type { Context, ErrorHandler } from 'hono';
 import type { Deps } from '../../deps.ts';
-import type { PowerPlanError } from '../../domain/errors.ts';
-import { normalizeError, toProblem } from '../errors.ts';
+import { normalizeError, type PowerPlanError } from '../../domain/errors.ts';
+import { toProblem } from '../errors.ts';
 import { Refusal, type Refusals } from './refusals.ts';
 
 const headersFor = (err: PowerPlanError): Record<string, string> => {
@@ -29,12 +29,15 @@ export const problemResponse = (c: Context, error: unknown): Response => {
   return c.body(JSON.stringify(toProblem(err)), err.status as 400, headersFor(err));
 };
 
-/** The app's onError: logs unexpected errors, records refusals, answers problem+json. */
+/**
+ * The app's onError: logs unexpected errors of the middleware (an operation's were logged by
+ * runOperation, which hands them on as PowerPlanErrors), records refusals, answers problem+json.
+ */
 export const errorHandler =
   (log: Deps['log'], refusals: Refusals): ErrorHandler =>
   (error, c) => {
     const err = normalizeError(error);
-    if (err.code === 'internal') {
+    if (err !== error && err.code === 'internal') {
       log.error('unexpected error', {
         path: c.req.path,
         error: String(err.cause ?? error),
