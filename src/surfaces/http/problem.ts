@@ -11,12 +11,7 @@ import { Refusal, type Refusals } from './refusals.ts';
 
 const headersFor = (err: PowerPlanError): Record<string, string> => {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
-  if (err.code === 'unauthorized') {
-    const invalid = !(err instanceof Refusal && err.reason === 'token_missing');
-    headers['www-authenticate'] = invalid
-      ? 'Bearer realm="powerplan", error="invalid_token"'
-      : 'Bearer realm="powerplan"';
-  }
+  if (err instanceof Refusal && err.challenge) headers['www-authenticate'] = err.challenge;
   // The unread rest of an oversized body would be parsed as the next request: end the connection,
   // and say so, so that a keep-alive client opens a new one instead of failing on a dead socket.
   if (err.code === 'payload_too_large') headers.connection = 'close';
