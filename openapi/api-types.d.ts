@@ -58,7 +58,7 @@ export interface paths {
         get: operations["get_active_power_plan"];
         /**
          * Set the active power plan
-         * @description Makes a plan active. Accepts a plan id, a kind alias such as high-performance, a powercfg alias or an exact name, and always answers with the resolved id. Try it with dryRun: true first: that says what would change and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches nothing. Changes are audited and serialized with other plan changes. With create: true, a missing Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change is refused with a conflict unless force: true, which ends them. After the switch the settings that matter are read back (Windows: the processor and idle settings and any group policy pinning one of them; Linux: governor, EPP, platform profile, `tuned-adm verify`): `effective.mismatches` lists what did not take effect, with the probable cause, and each mismatch adds a warning.
+         * @description Makes a plan active. Accepts a plan id, a kind alias such as high-performance, a powercfg alias or an exact name, and always answers with the resolved id. Try it with dryRun: true first: that says what would change and changes nothing. Idempotent: asking for the plan already active answers changed: false and touches nothing. Changes are audited and serialized with other plan changes. With create: true, a missing Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change is refused with a conflict unless force: true, which ends them; so is a change away from a desired plan that is enforced (set_desired_power_plan), where force: true turns enforcement off (the desired plan stays, its drift reported). After the switch the settings that matter are read back (Windows: the processor and idle settings and any group policy pinning one of them; Linux: governor, EPP, platform profile, `tuned-adm verify`): `effective.mismatches` lists what did not take effect, with the probable cause, and each mismatch adds a warning.
          */
         put: operations["set_power_plan"];
         post?: never;
@@ -290,7 +290,7 @@ export interface paths {
         get?: never;
         /**
          * Set the power plan on fleet hosts
-         * @description Sets the power plan on the hosts of the fleet named by hosts and/or tags (every host when neither is given), through each agent's own set_power_plan: resolved there (kind alias, id or name), idempotent, audited there, refused there while holds are in force. Call it with dryRun: true first: each host then says what would change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a control token for each host. With a Prometheus source, the agents' URLs come from Prometheus' targets and their token from the fleet file's prometheus.agents.
+         * @description Sets the power plan on the hosts of the fleet named by hosts and/or tags (every host when neither is given), through each agent's own set_power_plan: resolved there (kind alias, id or name), idempotent, audited there, refused there while holds are in force or a desired plan is enforced. Call it with dryRun: true first: each host then says what would change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a control token for each host. With a Prometheus source, the agents' URLs come from Prometheus' targets and their token from the fleet file's prometheus.agents.
          */
         put: operations["set_fleet_power_plan"];
         post?: never;
@@ -1664,7 +1664,7 @@ export interface operations {
                      */
                     create?: boolean;
                     /**
-                     * @description Change the plan although holds are in force (hold_power_plan): ends them, and the plan set stays (nothing is restored).
+                     * @description Change the plan although holds are in force (hold_power_plan: ends them, and the plan set stays, nothing is restored) or a desired plan is enforced (turns enforcement off; the desired plan stays, its drift reported).
                      * @default false
                      */
                     force?: boolean;

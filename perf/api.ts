@@ -18,7 +18,15 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { footer, header, median, verdict } from './lib/machine.ts';
 import { measureMcpVsRest, printMcpVsRest } from './lib/mcp-load.ts';
-import { autocannon, cpuMs, type LoadResult, repoRoot, startProcess } from './lib/processes.ts';
+import {
+  autocannon,
+  cpuMs,
+  type LoadResult,
+  peakMiB,
+  repoRoot,
+  rssMiB,
+  startProcess,
+} from './lib/processes.ts';
 
 const { values } = parseArgs({
   options: {
@@ -128,6 +136,12 @@ for (const r of rows) {
       rounds,
     });
     printMcpVsRest('simulated', m, mcpConnections);
+    const pid = server.child.pid!;
+    const peak = await peakMiB(pid);
+    console.log(
+      `\nServer memory after the MCP rounds (sources via tsx; perf:footprint measures the bundle): ` +
+        `${(await rssMiB(pid)).toFixed(1)} MiB resident, peak ${peak.toFixed(1)} MiB: goal < 200 MiB ${verdict(peak, 200, ' MiB')}.`,
+    );
   } finally {
     await server.stop();
   }

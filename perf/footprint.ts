@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { footer, header, median, verdict } from './lib/machine.ts';
-import { autocannon, repoRoot, rssMiB, startProcess } from './lib/processes.ts';
+import { autocannon, peakMiB, repoRoot, rssMiB, startProcess } from './lib/processes.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,10 +38,6 @@ const productFlags = (): string[] => {
   const start: string = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).scripts.start;
   return start.split(/\s+/).filter((w) => w.startsWith('--'));
 };
-
-/** Peak resident set size of a process in MiB (VmHWM). */
-const peakMiB = async (pid: number): Promise<number> =>
-  Number(/VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) / 1024;
 
 header('Footprint: start-up, CLI wall time, resident memory');
 

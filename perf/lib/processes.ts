@@ -76,6 +76,12 @@ export const rssMiB = async (pid: number): Promise<number> => {
   return kb / 1024;
 };
 
+/** Peak resident set size of a process in MiB (VmHWM in /proc/<pid>/status). */
+export const peakMiB = async (pid: number): Promise<number> => {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+};
+
 export interface LoadResult {
   /** Requests per second, mean over the run. */
   rps: number;

@@ -14,9 +14,10 @@
  *   marker whose taker died is itself stale and taken over by the same rule.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { link, lstat, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { link, lstat, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { type ErrorCode, PowerPlanError } from '../domain/errors.ts';
 import { holderState, type ProcessIdentity, thisProcess } from './process-identity.ts';
+import { replaceFile } from './replace-file.ts';
 import { tempPath } from './temp-files.ts';
 
 export interface LockContent {
@@ -123,7 +124,7 @@ export class FileLock {
         // Replace the stale content atomically with a fresh copy of mine.
         const copy = tempPath(this.path);
         await writeFile(copy, mine, { mode: 0o600 });
-        await rename(copy, path);
+        await replaceFile(copy, path);
         return { won: true };
       } finally {
         if ((await readFile(marker, 'utf8').catch(() => undefined)) === mine)

@@ -5,12 +5,13 @@
  * and reported; it is never overwritten.
  */
 import { type FSWatcher, mkdirSync, statSync, watch } from 'node:fs';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { DEFAULT_ROTATION, JsonlLog, type RotationOptions } from './jsonl-log.ts';
 import { type DamagedFile, damagedFiles, keepAside } from './keep-aside.ts';
 import type { Logger } from './log.ts';
+import { replaceFile } from './replace-file.ts';
 import { tempPath } from './temp-files.ts';
 
 /** Every file the service keeps; a caller can only pick one of these. */
@@ -158,7 +159,7 @@ export class Store {
     } finally {
       await handle.close();
     }
-    await rename(tmp, target);
+    await replaceFile(tmp, target);
   }
 
   async remove(file: StateFile): Promise<void> {

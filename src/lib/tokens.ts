@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { open, readFile, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
@@ -15,6 +15,7 @@ import { type Caller, Scope } from '../domain/scopes.ts';
 import { FileLock } from './file-lock.ts';
 import { damagedBeside, keepAside } from './keep-aside.ts';
 import { Lock } from './lock.ts';
+import { replaceFile } from './replace-file.ts';
 import { tempPath } from './temp-files.ts';
 
 /** Token names end up in the audit log and in log lines: keep them plain. */
@@ -109,7 +110,7 @@ export const writeTokenFile = async (path: string, file: TokenFile): Promise<voi
     await handle.close();
   }
   try {
-    await rename(tmp, path);
+    await replaceFile(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
     throw e;

@@ -11,7 +11,7 @@ export const setFleetPowerPlan = defineOperation({
   description:
     'Sets the power plan on the hosts of the fleet named by hosts and/or tags (every host when neither is given), ' +
     "through each agent's own set_power_plan: resolved there (kind alias, id or name), idempotent, audited there, " +
-    'refused there while holds are in force. Call it with dryRun: true first: each host then says what would ' +
+    'refused there while holds are in force or a desired plan is enforced. Call it with dryRun: true first: each host then says what would ' +
     'change and nothing changes. Never all-or-nothing: every host reports changed, before and after, or its ' +
     'error (unreachable, unauthorized, refused), and the others go on. Needs the control scope here, and a ' +
     "control token for each host. With a Prometheus source, the agents' URLs come from Prometheus' targets and " +

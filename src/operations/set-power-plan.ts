@@ -16,7 +16,9 @@ export const setPowerPlan = defineOperation({
     'nothing. Changes are audited and serialized with other plan changes. With create: true, a missing ' +
     'Ultimate Performance or High performance plan is created first (Windows). Where group policy owns the plan, ' +
     'the change is made but a warning says it will be reverted. While holds are in force (hold_power_plan) a change ' +
-    'is refused with a conflict unless force: true, which ends them. After the switch the settings that matter are ' +
+    'is refused with a conflict unless force: true, which ends them; so is a change away from a desired plan that is ' +
+    'enforced (set_desired_power_plan), where force: true turns enforcement off (the desired plan stays, its drift ' +
+    'reported). After the switch the settings that matter are ' +
     'read back (Windows: the processor and idle settings and any group policy pinning one of them; Linux: governor, ' +
     'EPP, platform profile, `tuned-adm verify`): `effective.mismatches` lists what did not take effect, with the ' +
     'probable cause, and each mismatch adds a warning.',
@@ -34,7 +36,8 @@ export const setPowerPlan = defineOperation({
         .boolean()
         .default(false)
         .describe(
-          'Change the plan although holds are in force (hold_power_plan): ends them, and the plan set stays (nothing is restored).',
+          'Change the plan although holds are in force (hold_power_plan: ends them, and the plan set stays, nothing is ' +
+            'restored) or a desired plan is enforced (turns enforcement off; the desired plan stays, its drift reported).',
         ),
     })
     .strict(),
@@ -50,7 +53,9 @@ export const setPowerPlan = defineOperation({
       'changes nothing. Asking for the plan already active says so and touches nothing. Changes are audited and ' +
       'serialized with other plan changes. With --create, a missing Ultimate Performance or High performance plan ' +
       'is created first (Windows). Where group policy owns the plan, the change is made but a warning says it will ' +
-      'be reverted. While holds are in force (powerplan hold) a change is refused unless --force, which ends them.',
+      'be reverted. While holds are in force (powerplan hold) a change is refused unless --force, which ends them; ' +
+      'so is a change away from an enforced desired plan (powerplan desired set), where --force turns enforcement ' +
+      'off (the desired plan stays and its drift is reported).',
     format: (r) => {
       const verb = r.dryRun
         ? r.changed

@@ -17,7 +17,7 @@ import type { Schedule } from '../lib/schedule.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { HeldNow, type HoldsService, notWhileHeld } from './holds.ts';
-import { auditPlan, type PlanChangeService } from './plan-change.ts';
+import { auditPlan, type PlanChangeService, type Precondition } from './plan-change.ts';
 
 interface Desired {
   source: 'api' | 'config';
@@ -264,6 +264,24 @@ export class DesiredService {
     return this.state();
   }
 
+  /**
+   * The enforced desired plan, when there is one that names a plan here: what set_power_plan's
+   * change checks (`whileEnforced`), read before the change so that the change never calls back.
+   */
+  async enforced(): Promise<EnforcedDesired | undefined> {
+    const desired = await this.load();
+    if (!desired?.enforce) return undefined;
+    const { plan } = await this.evaluate(desired, await this.o.backend.getActive());
+    return plan
+      ? {
+          planId: plan.id,
+          planName: plan.name,
+          source: desired.source,
+          intervalSeconds: this.o.config.desiredInterval,
+        }
+      : undefined;
+  }
+
   /** Runs a check now, while the checker runs (after a change, so it is seen at once). */
   async checkNow(): Promise<void> {
     if (!this.running) return;
@@ -276,6 +294,7 @@ export class DesiredService {
   }
 
   private async runCheck(): Promise<void> {
+    const started = Date.now();
     let watching = true;
     try {
       await this.check();
@@ -293,11 +312,12 @@ export class DesiredService {
         void this.checkNow();
       } else if (this.running) {
         const seconds = this.o.config.desiredInterval;
+        // On the interval's grid from this check's start (a slow check is not followed by a gap);
+        // 5% slack: shares a wake-up with a hold's expiry that falls just before it.
         if (watching || !this.unwatch)
-          // 5% slack: shares a wake-up with a hold's expiry that falls just before it.
           this.o.schedule.set(
             SCHEDULE_JOB,
-            Date.now() + seconds * 1000,
+            started + seconds * 1000,
             () => void this.checkNow(),
             seconds * 50,
           );
@@ -326,3 +346,57 @@ export class DesiredService {
     await this.checking;
   }
 }
+
+export interface EnforcedDesired {
+  planId: string;
+  planName: string;
+  source: 'api' | 'config';
+  intervalSeconds: number;
+}
+
+/**
+ * set_power_plan's rule about an enforced desired plan (a precondition of its change). A change to
+ * another plan while a desired plan is enforced would be set back at the next check, so without
+ * `force` it is refused (409) naming the desired plan. With `force` the change turns enforcement
+ * off once the switch has succeeded (the desired plan stays, its drift is reported); a failed
+ * switch leaves it on. Asking for the desired plan itself, or for the plan in force, is never refused.
+ */
+export const whileEnforced =
+  (desired: EnforcedDesired | undefined): Precondition =>
+  (c) => {
+    if (!desired || !c.switches || desired.planId === c.target.id) return;
+    const named = `${desired.planName} (${desired.planId})`;
+    if (!c.intent.force) {
+      throw new PowerPlanError(
+        'conflict',
+        `The desired plan is ${named} and it is enforced: the service would set it back within ` +
+          `${desired.intervalSeconds} s. Change the desired plan (set_desired_power_plan), or repeat with ` +
+          'force: true (CLI: --force), which sets the plan and turns enforcement off: the desired plan stays and its ' +
+          'drift is reported, not corrected, until enforcement is turned on again (set_desired_power_plan with enforce: true).',
+        {
+          desired: {
+            planId: desired.planId,
+            planName: desired.planName,
+            enforce: true,
+            source: desired.source,
+          },
+        },
+      );
+    }
+    if (c.intent.dryRun) {
+      c.warnings.push(`Would turn off the enforcement of the desired plan ${named}; it stays desired.`);
+      return;
+    }
+    c.warnings.push(
+      `Enforcement of the desired plan ${named} is now off: its drift is reported, not corrected; turn it on again with set_desired_power_plan (enforce: true).`,
+    );
+    const plan = { id: desired.planId, name: desired.planName };
+    c.endEnforcement = { planId: plan.id, planName: plan.name };
+    c.followUps.push({
+      operation: 'set_desired_power_plan',
+      input: { plan: plan.id, enforce: false, forcedBy: 'set_power_plan' },
+      before: plan,
+      after: plan,
+      result: 'changed',
+    });
+  };

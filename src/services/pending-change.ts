@@ -38,6 +38,8 @@ export const PendingChange = z.object({
   followUps: z.array(AuditEntry),
   /** The restore journal is removed once the switch has happened (a forced set ends the holds). */
   clearJournal: z.boolean(),
+  /** The desired plan whose enforcement a forced set turns off once the switch has happened. */
+  endEnforcement: z.object({ planId: z.string(), planName: z.string() }).optional(),
 });
 export type PendingChange = z.infer<typeof PendingChange>;
 

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { AuditOperation } from '../domain/audit.ts';
+import type { DesiredFile } from '../domain/desired.ts';
 import { errorMessage, PowerPlanError } from '../domain/errors.ts';
 import { byLiveness } from '../domain/holds.ts';
 import { Effective, notChecked } from '../domain/idle.ts';
@@ -105,6 +106,8 @@ export interface Change {
   clearJournal: boolean;
   /** Records written after the change's own (the holds a forced set ends). */
   readonly followUps: AuditEntry[];
+  /** The desired plan whose enforcement is turned off once the switch succeeded (a forced set). */
+  endEnforcement: { planId: string; planName: string } | undefined;
   /** True when a well-known plan was created for this change. */
   created: boolean;
 }
@@ -445,6 +448,7 @@ export class PlanChangeService {
       warnings: [],
       clearJournal: false,
       followUps: [],
+      endEnforcement: undefined,
       created,
     };
     if (intent.checked) return change;
@@ -529,6 +533,7 @@ export class PlanChangeService {
       entry,
       followUps: c.followUps,
       clearJournal: c.clearJournal,
+      ...(c.endEnforcement ? { endEnforcement: c.endEnforcement } : {}),
     } satisfies PendingChange);
     const switched: Switched = { change: c, plans: [], after: undefined };
     try {
@@ -564,11 +569,24 @@ export class PlanChangeService {
     return { ...outcome(true, after), ...(switched.effective ? { effective: switched.effective } : {}) };
   }
 
-  /** What follows a successful change: the journal ended, the follow-up records. */
+  /** What follows a successful change: enforcement turned off, the journal ended, the follow-up records. */
   private async finish(
     who: Who,
-    c: { clearJournal: boolean; followUps: readonly AuditEntry[] },
+    c: {
+      clearJournal: boolean;
+      followUps: readonly AuditEntry[];
+      endEnforcement?: { planId: string; planName: string } | undefined;
+    },
   ): Promise<void> {
+    if (c.endEnforcement) {
+      // desired.json as set_desired_power_plan writes it: the same plan, enforcement off.
+      await this.store.write('desired.json', {
+        ...c.endEnforcement,
+        enforce: false,
+        setAt: new Date().toISOString(),
+        setBy: who === 'service' ? 'service' : who.name,
+      } satisfies DesiredFile);
+    }
     for (const f of c.followUps) await this.audit(who, f);
     if (c.clearJournal) await this.store.remove(JOURNAL);
   }

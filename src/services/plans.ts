@@ -9,7 +9,7 @@ import type { Caller } from '../domain/scopes.ts';
 import { journalWarnings } from '../lib/keep-aside.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
-import type { DesiredService } from './desired.ts';
+import { type DesiredService, whileEnforced } from './desired.ts';
 import { setWhileHeld } from './holds.ts';
 import type { PlanChangeService } from './plan-change.ts';
 
@@ -49,7 +49,8 @@ export const mismatchWarning = (m: Mismatch): string =>
   `The plan changed, but ${m.setting} is ${m.got ?? 'not applied'} (the plan asks for ${m.wanted}): ${m.cause}`;
 
 /**
- * set_power_plan: idempotent, refused while holds are in force unless forced (`setWhileHeld`),
+ * set_power_plan: idempotent, refused while holds are in force (`setWhileHeld`) or against an
+ * enforced desired plan (`whileEnforced`) unless forced,
  * serialised with other changes; a missing well-known plan is created when asked. A plan that
  * cannot be changed here is left to the backend to refuse (audited as a failed attempt).
  */
@@ -63,7 +64,7 @@ export const setPlan = async (ctx: PlansContext, input: SetPlanInput): Promise<S
     force: input.force,
     create: input.create,
     canSet: 'attempt',
-    policy: [setWhileHeld],
+    policy: [setWhileHeld, whileEnforced(await ctx.desired.enforced())],
   });
   return {
     changed: r.changed,

@@ -24,11 +24,13 @@ interface Step {
 }
 interface Job {
   'runs-on': string;
+  if?: string;
+  needs?: string[];
   strategy?: { matrix: { node: string[] } };
   container?: { image: string; options?: string };
   steps: Step[];
 }
-const workflow = parse(text) as { jobs: Record<string, Job> };
+const workflow = parse(text) as { on: { push: { tags?: string[] } }; jobs: Record<string, Job> };
 /** The parser's complaints about a workflow text; none for a valid workflow. */
 const workflowErrors = (content: string): string[] =>
   parseWorkflow({ name: 'ci.yml', content }, new NoOperationTraceWriter())
@@ -63,7 +65,7 @@ describe('.github/workflows/ci.yml', () => {
     assert.equal(windows['runs-on'], 'windows-latest');
     const runs = (shell: string, pattern: RegExp) =>
       windows.steps.some((s) => s.shell === shell && pattern.test(s.run ?? ''));
-    assert.ok(windows.steps.some((s) => /^npm test -- test\/platform\/windows/.test(s.run ?? '')));
+    assert.ok(windows.steps.some((s) => /^npm run test:windows -- unit/.test(s.run ?? '')));
     for (const shell of ['powershell', 'pwsh']) {
       assert.ok(runs(shell, /powercfg-smoke\.ps1/), `smoke test under ${shell}`);
       assert.ok(runs(shell, /npm test -- test\/integrations\/powershell/), `module tests under ${shell}`);
@@ -73,5 +75,35 @@ describe('.github/workflows/ci.yml', () => {
     const smoke = readFileSync(join(repoRoot, '.github', 'scripts', 'powercfg-smoke.ps1'), 'utf8');
     assert.match(smoke, /8c5e7fda-e8bf-4a96-9a85-a6e23a8c635c/);
     assert.match(smoke, /finally \{\s*powercfg \/setactive \$original/);
+  });
+
+  it('on a tag: the zip built and installed as a service on windows-latest, the .deb built and installed, both published', () => {
+    assert.deepEqual(workflow.on.push.tags, ['v*']);
+    const win = workflow.jobs['release-windows']!;
+    assert.equal(win['runs-on'], 'windows-latest');
+    const script = win.steps.map((s) => s.run ?? '').join('\n');
+    for (const pattern of [
+      /npm run package:windows/,
+      /powerplan\.exe" --version/,
+      /powerplan\.exe" active/,
+      /install\.ps1/,
+      /Get-Service powerplan/,
+      /service uninstall/,
+    ]) {
+      assert.match(script, pattern);
+    }
+    const deb = workflow.jobs['release-deb']!;
+    assert.match(deb.container?.image ?? '', /bookworm/);
+    const debScript = deb.steps.map((s) => s.run ?? '').join('\n');
+    assert.match(debScript, /npm run package:deb/);
+    assert.match(debScript, /npm run test:deb/);
+    const publish = workflow.jobs.publish!;
+    assert.match(publish.if ?? '', /refs\/tags\/v/);
+    assert.deepEqual([...(publish.needs ?? [])].sort(), [
+      'linux',
+      'release-deb',
+      'release-windows',
+      'windows',
+    ]);
   });
 });

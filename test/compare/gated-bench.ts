@@ -8,7 +8,11 @@ import { benchmarkResult } from '../advice/scenarios.ts';
  * the abort). Answers are synthetic: the first run pays a 30% burst penalty, the others 1%.
  */
 export class GatedBench {
-  constructor(private readonly holdFrom = 2) {}
+  private readonly holdFrom: number;
+
+  constructor(holdFrom = 2) {
+    this.holdFrom = holdFrom;
+  }
 
   runs: { plan: string | undefined; request: RunRequest }[] = [];
   private gates: (() => void)[] = [];

@@ -124,7 +124,18 @@ export const saveState = (state) => {
   const path = statePath();
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
-  renameSync(tmp, path);
+  // Windows refuses to rename onto a file another process is reading at that instant (EPERM), as
+  // src/lib/replace-file.ts knows: try again for up to a second there.
+  for (let tries = 0; ; tries++) {
+    try {
+      renameSync(tmp, path);
+      return;
+    } catch (e) {
+      if (process.platform !== 'win32' || !['EPERM', 'EACCES', 'EBUSY'].includes(e.code) || tries >= 100)
+        throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
 };
 
 export const logArgv = (tool) => {

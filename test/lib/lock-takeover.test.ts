@@ -14,6 +14,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FileLock } from '../../src/lib/file-lock.ts';
 import { processStart, thisProcess } from '../../src/lib/process-identity.ts';
+import { idleProcessArgs, typescriptLoader } from '../support/commands.ts';
 
 const lockAt = (path: string, extra: Partial<ConstructorParameters<typeof FileLock>[1]> = {}) =>
   new FileLock(path, { code: 'conflict', heldMessage: (h) => `held by ${h.what} (${h.pid})`, ...extra });
@@ -48,7 +49,7 @@ describe('lock takeover', () => {
   }, async () => {
     const dir = await tempDir();
     const path = join(dir, 'plan.lock');
-    const other = spawn('sleep', ['30']);
+    const other = spawn(...idleProcessArgs(30));
     try {
       await once(other, 'spawn');
       assert.ok(processStart(other.pid!));
@@ -126,7 +127,7 @@ describe('lock takeover', () => {
     );
     const worker = join(import.meta.dirname, 'lock-race-worker.ts');
     const contenders = [0, 1].map(() => {
-      const child = spawn(process.execPath, ['--import', 'tsx', worker, dir, String(rounds)], {
+      const child = spawn(process.execPath, [...typescriptLoader, worker, dir, String(rounds)], {
         stdio: ['pipe', 'pipe', 'inherit'],
       });
       const lines = createInterface({ input: child.stdout! });

@@ -8,8 +8,10 @@ import { PowerPlanError } from '../../src/domain/errors.ts';
 import { FileLock } from '../../src/lib/file-lock.ts';
 import { Lock } from '../../src/lib/lock.ts';
 import { createToken, readTokenFile } from '../../src/lib/tokens.ts';
+import { idleProcessArgs } from '../support/commands.ts';
 import { testDeps } from '../support/deps.ts';
 import { runCli } from '../support/processes.ts';
+import { until } from '../support/until.ts';
 
 const fileLock = (path: string) =>
   new FileLock(path, { code: 'conflict', heldMessage: (h) => `held by ${h.what} (${h.pid})` });
@@ -21,8 +23,16 @@ describe('plan lock across processes', () => {
     const a = new Lock('The power plan', fileLock(path));
     const b = new Lock('The power plan', fileLock(path));
     let release!: () => void;
-    const holding = a.run('compare', () => new Promise<void>((r) => (release = r)));
-    await new Promise((r) => setTimeout(r, 50));
+    let held = false;
+    const holding = a.run(
+      'compare',
+      () =>
+        new Promise<void>((r) => {
+          held = true;
+          release = r;
+        }),
+    );
+    await until('the first lock to be held', () => held);
     await assert.rejects(
       b.run('set', async () => 'never', 300),
       (e: unknown) => {
@@ -52,7 +62,7 @@ describe('plan lock across processes', () => {
 
   it('the CLI refuses a set while another live process holds the plan lock, and changes nothing', async () => {
     const t = await testDeps();
-    const holder = spawn('sleep', ['30']);
+    const holder = spawn(...idleProcessArgs(30));
     try {
       await writeFile(
         join(t.dir, 'plan.lock'),

@@ -13,10 +13,11 @@ import { after, before, describe, it } from 'node:test';
 import type { PowerPlanError } from '../../src/domain/errors.ts';
 import { type RunFn, runCommand } from '../../src/lib/run-command.ts';
 import { guardStatePermissions, readDacl, writersBeyondAdmins } from '../../src/lib/windows-acl.ts';
+import { emulatorCommand } from '../support/commands.ts';
 import { repoRoot } from '../support/deps.ts';
 import { runCli } from '../support/processes.ts';
 
-const ICACLS = join(repoRoot, 'test', 'emulators', 'icacls.mjs');
+const ICACLS = emulatorCommand('icacls');
 const captured = readFileSync(
   join(repoRoot, 'test/fixtures/icacls/programdata-subfolder.sddl.txt'),
   'utf8',

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { buildDeps, type Deps } from '../../src/deps.ts';
+import { restrictToAdmins } from '../../src/lib/windows-acl.ts';
+import { emulatorCommand } from './commands.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '..', '..');
 export interface TestDeps {
@@ -19,6 +21,9 @@ export const testDeps = async (
   overrides: Partial<Deps> = {},
 ): Promise<TestDeps> => {
   const dir = await mkdtemp(join(tmpdir(), 'powerplan-test-'));
+  // On Windows the service refuses a state directory that Users can write (a new folder inherits
+  // that): give it the ACL an administrator would.
+  if (process.platform === 'win32') await restrictToAdmins(dir, true, { icacls: emulatorCommand('icacls') });
   const env = {
     POWERPLAN_STATE_DIR: dir,
     POWERPLAN_BACKEND: 'simulated',

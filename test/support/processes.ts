@@ -1,9 +1,18 @@
 /** The CLI as a child process, and a real `powerplan serve` on a free loopback port. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { childBaseEnv } from './commands.ts';
 import { repoRoot } from './deps.ts';
 
-export const binPath = join(repoRoot, 'bin', 'powerplan.js');
+/**
+ * The `powerplan` command. On Windows the bundle itself (built by the Windows tier before it
+ * starts): bin/powerplan.js would fall back to tsx for a source changed since, and tsx cannot run
+ * there (its esbuild is the Linux build).
+ */
+export const binPath =
+  process.platform === 'win32'
+    ? join(repoRoot, 'dist', 'powerplan.mjs')
+    : join(repoRoot, 'bin', 'powerplan.js');
 
 export interface CliResult {
   code: number | null;
@@ -19,7 +28,7 @@ export const runCli = (
 ): Promise<CliResult> =>
   new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [binPath, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      env: { ...childBaseEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: timeoutMs,
     });
@@ -45,7 +54,7 @@ export interface ServerProcess {
 export const startServer = (env: Record<string, string>, extraArgs: string[] = []): Promise<ServerProcess> =>
   new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [binPath, 'serve', ...extraArgs], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', POWERPLAN_PORT: '0', ...env },
+      env: { ...childBaseEnv(), POWERPLAN_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

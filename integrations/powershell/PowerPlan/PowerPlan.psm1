@@ -651,4 +651,7 @@ class PowerPlan {
     }
 }
 
-Export-ModuleMember -Function Get-PowerPlanStatus, Set-PowerPlan, Test-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation
+# Installing and removing the Windows service from a release: a file of its own.
+. (Join-Path $PSScriptRoot 'PowerPlanService.ps1')
+
+Export-ModuleMember -Function Get-PowerPlanStatus, Set-PowerPlan, Test-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation, Install-PowerPlanService, Uninstall-PowerPlanService

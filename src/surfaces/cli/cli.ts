@@ -19,6 +19,7 @@ import { version } from '../../version.ts';
 import { toProblem } from '../errors.ts';
 import { coerceStrings, inputFields } from '../input.ts';
 import type { CliIo, ServiceCommand } from './command.ts';
+import { windowsServiceCommands } from './service-commands.ts';
 import { tokenCommands } from './token-commands.ts';
 import { cliDescription, cliWords, kebab } from './words.ts';
 
@@ -64,7 +65,7 @@ const serviceCommands: ServiceCommand[] = [
 
 /** Registers a further service command (mcp, token, ...); called by the module that implements it. */
 export const addServiceCommand = (cmd: ServiceCommand) => serviceCommands.push(cmd);
-for (const cmd of tokenCommands) addServiceCommand(cmd);
+for (const cmd of [...tokenCommands, ...windowsServiceCommands]) addServiceCommand(cmd);
 
 const optionsFor = (op: Operation): NonNullable<ParseArgsConfig['options']> =>
   Object.fromEntries(

@@ -11,7 +11,7 @@ if (-not $pester) {
 }
 Import-Module $pester.Path -Force
 $config = New-PesterConfiguration
-$config.Run.Path = Join-Path $PSScriptRoot 'PowerPlan.Tests.ps1'
+$config.Run.Path = @((Join-Path $PSScriptRoot 'PowerPlan.Tests.ps1'), (Join-Path $PSScriptRoot 'PowerPlanService.Tests.ps1'))
 $config.Run.PassThru = $true
 $config.Output.Verbosity = 'Detailed'
 $result = Invoke-Pester -Configuration $config

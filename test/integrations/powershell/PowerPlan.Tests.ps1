@@ -37,6 +37,8 @@ AfterAll {
 Describe 'The module as Windows PowerShell 5.1 reads it' {
     It '<File> parses, and uses no PowerShell 6/7-only syntax or parameters' -TestCases @(
         @{ File = 'integrations/powershell/PowerPlan/PowerPlan.psm1' }
+        @{ File = 'integrations/powershell/PowerPlan/PowerPlanService.ps1' }
+        @{ File = 'deploy/windows/install.ps1' }
         @{ File = '.github/scripts/powercfg-smoke.ps1' }
     ) {
         param($File)
@@ -74,7 +76,7 @@ Describe 'The module as Windows PowerShell 5.1 reads it' {
 
     It 'exports the commands of the manifest, each with help' {
         $names = @((Get-Command -Module PowerPlan).Name | Sort-Object)
-        $names | Should -Be @('Get-PowerPlanRecommendation', 'Get-PowerPlanStatus', 'Invoke-PowerPlanBenchmark', 'Set-PowerPlan', 'Test-PowerPlan')
+        $names | Should -Be @('Get-PowerPlanRecommendation', 'Get-PowerPlanStatus', 'Install-PowerPlanService', 'Invoke-PowerPlanBenchmark', 'Set-PowerPlan', 'Test-PowerPlan', 'Uninstall-PowerPlanService')
         (Test-ModuleManifest $script:ModulePath).ExportedFunctions.Keys | Sort-Object | Should -Be $names
         foreach ($n in $names) { (Get-Help $n).Synopsis | Should -Not -BeLike "*$n*[<]*" -Because "$n has a synopsis" }
     }

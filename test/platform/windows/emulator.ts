@@ -12,11 +12,11 @@ import {
   type WindowsBackendOptions,
 } from '../../../src/platform/windows/windows-backend.ts';
 import { type EmuState, stockState } from '../../emulators/win-emu-state.mjs';
+import { emulatorCommand } from '../../support/commands.ts';
 
-const emulators = join(import.meta.dirname, '..', '..', 'emulators');
-export const POWERCFG_EMULATOR = join(emulators, 'powercfg.mjs');
-export const REG_EMULATOR = join(emulators, 'reg-win.mjs');
-export const WEVTUTIL_EMULATOR = join(emulators, 'wevtutil.mjs');
+export const POWERCFG_EMULATOR = emulatorCommand('powercfg');
+export const REG_EMULATOR = emulatorCommand('reg');
+export const WEVTUTIL_EMULATOR = emulatorCommand('wevtutil');
 
 export interface ArgvEntry {
   tool: 'powercfg' | 'reg' | 'wevtutil';
