@@ -43,6 +43,10 @@ const checkedOutput = (op: Operation, result: unknown): unknown => {
   return output;
 };
 
+/** Unexpected errors logged here already: a surface that shapes them does not log them again. */
+const logged = new WeakSet<object>();
+export const loggedAlready = (e: unknown): boolean => typeof e === 'object' && e !== null && logged.has(e);
+
 /**
  * `ctx` is used as the operation's context as it is (not copied): a surface may give it a `signal`
  * made on first use (a getter), which a copy would call.
@@ -72,14 +76,15 @@ export const runOperation = async (op: Operation, rawInput: unknown, ctx: RunCon
     return checkedOutput(op, result);
   } catch (e) {
     const err = normalizeError(e);
-    if (err.code === 'internal') {
+    if (err.code === 'internal' && typeof e === 'object' && e !== null) {
       ctx.log.error('unexpected error', {
         operation: op.name,
         error: String(err.cause ?? e),
         stack: (err.cause as Error | undefined)?.stack,
       });
+      logged.add(e);
     }
-    throw err;
+    throw e;
   } finally {
     link?.release();
   }

@@ -6,6 +6,7 @@
 import type { Context, ErrorHandler } from 'hono';
 import type { Deps } from '../../deps.ts';
 import { normalizeError, type PowerPlanError } from '../../domain/errors.ts';
+import { loggedAlready } from '../../operations/run.ts';
 import { toProblem } from '../errors.ts';
 import { Refusal, type Refusals } from './refusals.ts';
 
@@ -26,13 +27,13 @@ export const problemResponse = (c: Context, error: unknown): Response => {
 
 /**
  * The app's onError: logs unexpected errors of the middleware (an operation's were logged by
- * runOperation, which hands them on as PowerPlanErrors), records refusals, answers problem+json.
+ * runOperation), records refusals, answers problem+json.
  */
 export const errorHandler =
   (log: Deps['log'], refusals: Refusals): ErrorHandler =>
   (error, c) => {
     const err = normalizeError(error);
-    if (err !== error && err.code === 'internal') {
+    if (err.code === 'internal' && !loggedAlready(error)) {
       log.error('unexpected error', {
         path: c.req.path,
         error: String(err.cause ?? error),
