@@ -10,8 +10,8 @@ import { createSecureContext } from 'node:tls';
 import type { Config } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import { PowerPlanError, startupError } from '../../domain/errors.ts';
+import { isLoopbackHost } from '../../lib/loopback.ts';
 import { TokenVerifier } from '../../lib/tokens.ts';
-import { isLoopbackAddress } from './auth.ts';
 
 /**
  * Node's limits on receiving a request (not on running it: a benchmark may take 20 s or more and
@@ -44,11 +44,6 @@ export const listenFailure = (e: NodeJS.ErrnoException, host: string, port: numb
     default:
       return startupError(`cannot listen on ${where}: ${e.message}`, e);
   }
-};
-
-export const isLoopbackHost = (host: string): boolean => {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || isLoopbackAddress(h);
 };
 
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
