@@ -78,3 +78,12 @@ export const Problem = z
   })
   .meta({ id: 'Problem', description: 'An error, as RFC 9457 problem details.' });
 export type Problem = z.infer<typeof Problem>;
+
+/** Any thrown value as a PowerPlanError; unexpected errors become an opaque `internal`. */
+export const normalizeError = (e: unknown): PowerPlanError => {
+  if (isPowerPlanError(e)) return e;
+  if (e instanceof z.ZodError) return new PowerPlanError('invalid_input', describeZodError(e));
+  return new PowerPlanError('internal', 'Internal error; the service log has the details.', undefined, {
+    cause: e,
+  });
+};

@@ -1,12 +1,20 @@
 /**
  * Runs one operation for any surface: checks the caller's scope, validates the raw input with the
- * operation's schema, calls the handler and validates its output. Surfaces only adapt transport.
+ * operation's schema, calls the handler and validates its output. It is the one operation-context
+ * path of REST, MCP and the CLI: the transport's signal (client gone, MCP cancellation, Ctrl-C)
+ * is linked with the service's shutdown here, once, and an unexpected error is logged here, once.
+ * Surfaces only adapt transport.
  */
-import { describeZodError, PowerPlanError } from '../domain/errors.ts';
+import { describeZodError, normalizeError, PowerPlanError } from '../domain/errors.ts';
 import { requireScope } from '../domain/scopes.ts';
+import { type LinkedSignal, linkedSignal } from '../lib/signal.ts';
 import type { Operation, OperationContext } from './define.ts';
 
-export type RunContext = Omit<OperationContext, 'progress'> & { progress?: OperationContext['progress'] };
+export type RunContext = Omit<OperationContext, 'progress' | 'signal'> & {
+  progress?: OperationContext['progress'];
+  /** The transport's own signal, if it has one (may be a getter, read on first use). */
+  signal?: AbortSignal | undefined;
+};
 
 const noProgress = () => {};
 
@@ -35,15 +43,49 @@ const checkedOutput = (op: Operation, result: unknown): unknown => {
   return output;
 };
 
+/** Unexpected errors logged here already: a surface that shapes them does not log them again. */
+const logged = new WeakSet<object>();
+export const loggedAlready = (e: unknown): boolean => typeof e === 'object' && e !== null && logged.has(e);
+
 /**
  * `ctx` is used as the operation's context as it is (not copied): a surface may give it a `signal`
  * made on first use (a getter), which a copy would call.
  */
 export const runOperation = async (op: Operation, rawInput: unknown, ctx: RunContext): Promise<unknown> => {
-  requireScope(ctx.caller, op.scope, op.name);
-  const parsed = op.input.safeParse(rawInput ?? {});
-  if (!parsed.success) throw new PowerPlanError('invalid_input', describeZodError(parsed.error));
-  ctx.progress ??= noProgress;
-  const result = await op.handler(parsed.data, ctx as OperationContext);
-  return checkedOutput(op, result);
+  // The operation's signal, made on first use (most reads never look at it, and an
+  // AbortController costs about a sixth of a read, docs/PERFORMANCE.md).
+  const transport = Object.getOwnPropertyDescriptor(ctx, 'signal');
+  let link: LinkedSignal | undefined;
+  Object.defineProperty(ctx, 'signal', {
+    configurable: true,
+    enumerable: true,
+    get: () => {
+      link ??= linkedSignal([
+        transport?.get ? transport.get.call(ctx) : transport?.value,
+        ctx.shutdown.signal,
+      ]);
+      return link.signal;
+    },
+  });
+  try {
+    requireScope(ctx.caller, op.scope, op.name);
+    const parsed = op.input.safeParse(rawInput ?? {});
+    if (!parsed.success) throw new PowerPlanError('invalid_input', describeZodError(parsed.error));
+    ctx.progress ??= noProgress;
+    const result = await op.handler(parsed.data, ctx as OperationContext);
+    return checkedOutput(op, result);
+  } catch (e) {
+    const err = normalizeError(e);
+    if (err.code === 'internal' && typeof e === 'object' && e !== null) {
+      ctx.log.error('unexpected error', {
+        operation: op.name,
+        error: String(err.cause ?? e),
+        stack: (err.cause as Error | undefined)?.stack,
+      });
+      logged.add(e);
+    }
+    throw e;
+  } finally {
+    link?.release();
+  }
 };

@@ -38,7 +38,6 @@ export interface CompareContext {
   planChange: PlanChangeService;
   backend: PowerBackend;
   bench: BenchmarkService;
-  shutdown: AbortController;
   signal: AbortSignal;
   caller: Caller;
   progress: (p: { progress: number; total?: number; message?: string }) => void;
@@ -153,7 +152,8 @@ const execute = async (
   const bp = benchPlan(req.profile, req.threads ?? 1, req.idleGapsMs);
   const deadlineMs = planned.length * (req.settleMs + capMs(bp) + 30_000);
   const deadline = AbortSignal.timeout(deadlineMs);
-  const link = linkedSignal([ctx.signal, deadline, ctx.shutdown.signal]);
+  // ctx.signal carries the service's shutdown already (runOperation links it).
+  const link = linkedSignal([ctx.signal, deadline]);
   const { signal } = link;
   const total = planned.length * 100;
 

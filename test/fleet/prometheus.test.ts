@@ -165,6 +165,32 @@ describe('fleet status from a real Prometheus', { skip }, () => {
     });
   });
 
+  it('the MCP tool answers the same from Prometheus', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+    const { createMcpServer } = await import('../../src/surfaces/mcp/server.ts');
+    const { localCaller } = await import('../../src/domain/scopes.ts');
+    const server = createMcpServer(fromProm.deps, localCaller);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: 'fleet-prometheus-test', version: '0.0.0' });
+    await Promise.all([server.connect(b), client.connect(a)]);
+    try {
+      const r = await client.callTool({ name: 'get_fleet_status', arguments: { tags: ['sql'] } });
+      assert.notEqual(r.isError, true, JSON.stringify(r.content));
+      const s = FleetStatus.parse(r.structuredContent);
+      assert.equal(s.source.kind, 'prometheus');
+      assert.deepEqual(
+        s.hosts.map((h) => [h.name, h.status]),
+        [
+          ['agent1', 'ok'],
+          ['agent3', 'ok'],
+        ],
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
   it('REST and the CLI answer the same shape from Prometheus', async () => {
     const app = createApp(fromProm.deps);
     const res = await app.request('/v1/fleet/status?tags=web');
@@ -201,6 +227,17 @@ describe('fleet status from a real Prometheus', { skip }, () => {
       await assert.rejects(status(t), isCode('upstream', /refused the credentials \(HTTP 401\)/));
     } finally {
       await t.cleanup();
+    }
+    const nowhere = join(rig.dir, 'nowhere-fleet.json');
+    await writeSecret(nowhere, JSON.stringify({ prometheus: { url: 'http://127.0.0.1:1' } }));
+    const n = await testDeps({ POWERPLAN_FLEET_FILE: nowhere });
+    try {
+      await assert.rejects(
+        status(n),
+        isCode('upstream', /Prometheus at http:\/\/127\.0\.0\.1:1: Unreachable: ECONNREFUSED/),
+      );
+    } finally {
+      await n.cleanup();
     }
     await assert.rejects(
       call(fromProm.deps, 'get_fleet_prometheus_targets'),

@@ -2,12 +2,15 @@
  * The status page's fleet view in headless Chromium, against a service whose fleet file names live
  * agents on loopback (and a dead URL, a wrong token and a silent host): the table, the tag filter,
  * the dry-run preview that changes nothing, and the confirmed switch of exactly the hosts shown.
- * Also: a service without a fleet shows no fleet section.
+ * The same view with the fleet from a real Prometheus scraping live agents. Also: a service without
+ * a fleet shows no fleet section.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type PrometheusRig, prometheusRig } from '../fleet/prometheus-rig.ts';
 import { type FleetRig, fleetRig } from '../fleet/rig.ts';
 import { readAdminToken } from '../support/processes.ts';
+import { hasPrometheus } from '../support/prometheus.ts';
 import { servedInProcess } from '../support/server.ts';
 import { assertOnlyLoopback, openedBrowser, ready, signIn, skip } from './browser.ts';
 
@@ -88,6 +91,58 @@ describe('status page: fleet view', { skip }, () => {
         tr.textContent?.includes('high-performance'),
       ),
     );
+  });
+
+  it('sent no request beyond localhost', () => assertOnlyLoopback(b.requests));
+});
+
+describe('status page: fleet view from Prometheus', {
+  skip: skip || (hasPrometheus ? false : 'no prometheus'),
+}, () => {
+  let rig: PrometheusRig;
+  before(async () => {
+    rig = await prometheusRig(3);
+  });
+  after(async () => {
+    await rig?.cleanup();
+  });
+  const served = servedInProcess({ env: () => ({ POWERPLAN_FLEET_FILE: rig.promFleet }) });
+  const b = openedBrowser();
+
+  it("shows the hosts Prometheus scrapes, says where the answer comes from, filters by tag and switches through Prometheus' targets", async () => {
+    await b.page.goto(served.server.url);
+    await ready(b.page);
+    await b.page.waitForSelector('#fleet-table');
+    const rows = await b.page.$$eval('#fleet-table tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent?.trim() ?? '')),
+    );
+    assert.deepEqual(
+      rows.map((r) => r.slice(0, 4)),
+      [
+        ['agent1', 'ok', 'Balanced', 'balanced'],
+        ['agent2', 'ok', 'Balanced', 'balanced'],
+        ['agent3', 'ok', 'Balanced', 'balanced'],
+      ],
+    );
+    assert.match(
+      (await b.page.textContent('#fleet-source')) ?? '',
+      /^From Prometheus \(http:\/\/127\.0\.0\.1:\d+\), as last scraped/,
+    );
+    await b.page.selectOption('#fleet-tag', 'web');
+    await b.page.waitForFunction(() => document.querySelectorAll('#fleet-table tbody tr').length === 1);
+    await b.page.selectOption('#fleet-plan', 'high-performance');
+    await b.page.click('#fleet-preview');
+    await b.page.waitForSelector('#confirm[open] #fleet-preview-table');
+    assert.equal(
+      (await rig.agents[1]!.t.deps.backend.getActive()).plan?.kind,
+      'balanced',
+      'the preview changed nothing',
+    );
+    await b.page.click('#confirm-ok');
+    await b.page.waitForSelector('#fleet-result-table');
+    assert.match((await b.page.textContent('#fleet-result')) ?? '', /1 changed, 0 unchanged, 0 failed/);
+    assert.equal((await rig.agents[1]!.t.deps.backend.getActive()).plan?.kind, 'high-performance');
+    assert.equal((await rig.agents[0]!.t.deps.backend.getActive()).plan?.kind, 'balanced');
   });
 
   it('sent no request beyond localhost', () => assertOnlyLoopback(b.requests));

@@ -260,6 +260,19 @@ describe('hostile input on the Windows backend over the powercfg emulator', () =
       if (tool === 'powercfg') {
         assert.match(argv[0] ?? '', /^\/[a-z]+$/, shown);
         for (const a of argv.slice(1)) assert.ok(guid.test(a) || /^[A-Z][A-Z0-9_]*$/.test(a), shown);
+      } else if (tool === 'wevtutil') {
+        // The event query is fixed text: only the count may vary, and no caller string is in it.
+        assert.deepEqual(argv.slice(0, 2), ['qe', 'System'], shown);
+        assert.match(
+          argv[2] ?? '',
+          /^\/q:\*\[System\[Provider\[@Name='Microsoft-Windows-Kernel-Processor-Power'\][ A-Za-z0-9=()]*\]\]$/,
+          shown,
+        );
+        assert.deepEqual(
+          argv.slice(3).map((a) => a.replace(/^\/c:\d+$/, '/c:N')),
+          ['/c:N', '/rd:true', '/f:xml'],
+          shown,
+        );
       } else {
         assert.equal(argv[0], 'query', shown);
         assert.match(argv[1] ?? '', /^HKLM\\[A-Za-z0-9\\ _.-]+$/, shown);

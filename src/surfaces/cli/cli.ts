@@ -8,7 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, configHelp, configVariables, loadConfig } from '../../config.ts';
 import { buildDeps, type Deps } from '../../deps.ts';
-import { PowerPlanError, startupError } from '../../domain/errors.ts';
+import { normalizeError, PowerPlanError, startupError } from '../../domain/errors.ts';
 import { localCaller } from '../../domain/scopes.ts';
 import { guardFileDirectory, guardStateDirectory } from '../../lib/safe-fs.ts';
 import { describeStateAccess, stateAccessProblem } from '../../lib/state-access.ts';
@@ -17,7 +17,7 @@ import type { Operation } from '../../operations/define.ts';
 import { operations } from '../../operations/index.ts';
 import { runOperation } from '../../operations/run.ts';
 import { version } from '../../version.ts';
-import { normalizeError, toProblem } from '../errors.ts';
+import { toProblem } from '../errors.ts';
 import { coerceStrings, inputFields } from '../input.ts';
 import type { CliIo, ServiceCommand } from './command.ts';
 import { windowsServiceCommands } from './service-commands.ts';
@@ -387,7 +387,6 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
       {
         ...d,
         caller: localCaller,
-        signal: d.shutdown.signal,
         progress: (p) => {
           if (!io.interactive || json) return;
           const pct = p.total ? ` ${Math.round((100 * p.progress) / p.total)}%` : '';

@@ -12,15 +12,15 @@
 import type { MiddlewareHandler } from 'hono';
 import { adminCaller, localCaller, tokenlessCaller } from '../../domain/scopes.ts';
 import type { AdminCredential } from '../../lib/admin-token.ts';
+import { isLoopbackAddress } from '../../lib/loopback.ts';
 import type { TokenVerifier } from '../../lib/tokens.ts';
 import { type AppEnv, remoteAddressOf } from './env.ts';
 import type { PublicMatcher } from './public-routes.ts';
 import { Refusal } from './refusals.ts';
 
-export const isLoopbackAddress = (address: string): boolean => {
-  const a = address.toLowerCase();
-  return a === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a);
-};
+/** RFC 6750 challenges: no credentials sent, or credentials that are not accepted. */
+const CHALLENGE = 'Bearer realm="powerplan"';
+const INVALID_TOKEN = 'Bearer realm="powerplan", error="invalid_token"';
 
 /** RFC 6750 b64token after `Bearer`; anything else is treated as no credentials. */
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
@@ -79,6 +79,7 @@ export const authMiddleware = ({ verifier, admin, isPublic }: AuthOptions): Midd
           'unauthorized',
           'token_file_invalid',
           'The token file on the server is invalid, so no token is accepted; the service log says why.',
+          INVALID_TOKEN,
         );
       }
       if (verdict.reason === 'missing') {
@@ -87,6 +88,7 @@ export const authMiddleware = ({ verifier, admin, isPublic }: AuthOptions): Midd
           'token_missing',
           'This service needs a token: send Authorization: Bearer <token>. An administrator creates one on the ' +
             "server with 'powerplan token create --name <name> --scopes read'.",
+          CHALLENGE,
         );
       }
       if (verdict.reason === 'unknown') throw unknownToken();
@@ -94,6 +96,7 @@ export const authMiddleware = ({ verifier, admin, isPublic }: AuthOptions): Midd
         'unauthorized',
         'token_malformed',
         'The token is not valid (unknown, revoked or mistyped); ask for a new one.',
+        INVALID_TOKEN,
       );
     }
     c.set('caller', verdict.caller);

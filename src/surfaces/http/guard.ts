@@ -17,6 +17,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { localCaller } from '../../domain/scopes.ts';
+import { LOOPBACK_NAMES } from '../../lib/loopback.ts';
 import { type AppEnv, nodeOf } from './env.ts';
 import type { PublicMatcher } from './public-routes.ts';
 import { Refusal } from './refusals.ts';
@@ -32,7 +33,6 @@ export interface GuardSettings {
   isPublic: PublicMatcher;
 }
 
-const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 const WILDCARDS = new Set(['0.0.0.0', '::', '[::]']);
 const HOST = /^(\[[0-9a-f:.]*\]|[^:[\]]*)(?::(\d{1,5}))?$/;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;

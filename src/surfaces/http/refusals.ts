@@ -25,10 +25,13 @@ export type RefusalReason =
 /** A refused request: thrown by the guard, auth or body limit, answered by the app's onError. */
 export class Refusal extends PowerPlanError {
   readonly reason: RefusalReason;
+  /** The WWW-Authenticate challenge an authentication refusal answers with. */
+  readonly challenge: string | undefined;
 
-  constructor(code: ErrorCode, reason: RefusalReason, message: string) {
+  constructor(code: ErrorCode, reason: RefusalReason, message: string, challenge?: string) {
     super(code, message);
     this.reason = reason;
+    this.challenge = challenge;
   }
 }
 

@@ -6,7 +6,6 @@
 import type { Context, Hono } from 'hono';
 import type { Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
-import { linkedSignal } from '../../lib/signal.ts';
 import type { Operation } from '../../operations/define.ts';
 import { operations } from '../../operations/index.ts';
 import { runOperation } from '../../operations/run.ts';
@@ -36,58 +35,29 @@ const readInput = async (op: Operation, c: Context): Promise<unknown> => {
 };
 
 /**
- * Per request, an abort signal for when the client goes away or the service shuts down. Not
- * AbortSignal.any over the request's own signal: on Node 20 that costs more than the rest of a read
- * request together (docs/PERFORMANCE.md). Instead one listener on shutdown aborts every live request,
- * and the response's `close` before it finished means the client is gone.
+ * Per request, an abort signal for when the client goes away (runOperation links it with the
+ * service's shutdown). Not AbortSignal.any over the request's own signal: on Node 20 that costs
+ * more than the rest of a read request together (docs/PERFORMANCE.md). The response's `close`
+ * before it finished means the client is gone.
  */
-const requestSignals = (deps: Deps) => {
-  const live = new Set<AbortController>();
-  const shutdown = deps.shutdown.signal;
-  shutdown.addEventListener('abort', () => {
-    for (const controller of live) controller.abort(shutdown.reason);
-  });
-  return (c: Context): { signal: AbortSignal; release: () => void } => {
-    const controller = new AbortController();
-    if (shutdown.aborted) {
-      controller.abort(shutdown.reason);
-      return { signal: controller.signal, release: () => {} };
-    }
-    const { outgoing } = nodeOf(c);
-    if (!outgoing) {
-      // Not served by the Node adapter (app.fetch in tests): the Request carries its own signal.
-      const link = linkedSignal([c.req.raw.signal as AbortSignal | undefined, controller.signal]);
-      live.add(controller);
-      return {
-        signal: link.signal,
-        release: () => {
-          live.delete(controller);
-          link.release();
-        },
-      };
-    }
-    const onClose = () => {
-      if (!outgoing.writableFinished) controller.abort(new Error('The client closed the connection.'));
-    };
-    // Made late (on first use): the client may have gone already.
-    if (outgoing.destroyed) onClose();
-    live.add(controller);
-    outgoing.once('close', onClose);
-    return {
-      signal: controller.signal,
-      release: () => {
-        live.delete(controller);
-        outgoing.off('close', onClose);
-      },
-    };
+const requestSignal = (c: Context): { signal: AbortSignal | undefined; release: () => void } => {
+  const { outgoing } = nodeOf(c);
+  // Not served by the Node adapter (app.fetch in tests): the Request carries its own signal.
+  if (!outgoing) return { signal: c.req.raw.signal as AbortSignal | undefined, release: () => {} };
+  const controller = new AbortController();
+  const onClose = () => {
+    if (!outgoing.writableFinished) controller.abort(new Error('The client closed the connection.'));
   };
+  // Made late (on first use): the client may have gone already.
+  if (outgoing.destroyed) onClose();
+  outgoing.once('close', onClose);
+  return { signal: controller.signal, release: () => outgoing.off('close', onClose) };
 };
 
 export const mountOperations = (app: Hono<AppEnv>, deps: Deps): void => {
-  const requestSignal = requestSignals(deps);
   for (const op of operations) {
     app.on(op.http.method, honoPath(op.http.path), async (c) => {
-      let made: { signal: AbortSignal; release: () => void } | undefined;
+      let made: { signal: AbortSignal | undefined; release: () => void } | undefined;
       try {
         const output = await runOperation(op, await readInput(op, c), {
           ...deps,

@@ -11,9 +11,9 @@ import type { Config } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import { PowerPlanError, startupError } from '../../domain/errors.ts';
 import { type AdminCredential, ensureAdminCredential } from '../../lib/admin-token.ts';
+import { isLoopbackHost } from '../../lib/loopback.ts';
 import { TokenVerifier } from '../../lib/tokens.ts';
 import { restrictToAdmins } from '../../lib/windows-acl.ts';
-import { isLoopbackAddress } from './auth.ts';
 
 /**
  * Node's limits on receiving a request (not on running it: a benchmark may take 20 s or more and
@@ -46,11 +46,6 @@ export const listenFailure = (e: NodeJS.ErrnoException, host: string, port: numb
     default:
       return startupError(`cannot listen on ${where}: ${e.message}`, e);
   }
-};
-
-export const isLoopbackHost = (host: string): boolean => {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || isLoopbackAddress(h);
 };
 
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;

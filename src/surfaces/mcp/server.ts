@@ -23,14 +23,13 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { describeZodError } from '../../domain/errors.ts';
+import { describeZodError, normalizeError } from '../../domain/errors.ts';
 import type { Caller } from '../../domain/scopes.ts';
-import { linkedSignal } from '../../lib/signal.ts';
 import type { Operation, Progress } from '../../operations/define.ts';
 import { operations as registry } from '../../operations/index.ts';
 import { runOperation } from '../../operations/run.ts';
 import { version } from '../../version.ts';
-import { normalizeError, toProblem } from '../errors.ts';
+import { toProblem } from '../errors.ts';
 import { portableJsonSchema } from './portable-schema.ts';
 import { type PromptDef, promptDefs } from './prompts.ts';
 
@@ -175,12 +174,12 @@ const runFor =
   (deps: Deps, caller: Caller) =>
   async (op: Operation, input: unknown, extra: RequestExtra): Promise<unknown> => {
     const progress = progressFor(extra);
-    const { signal, release } = linkedSignal([extra.signal, deps.shutdown.signal]);
-    try {
-      return await runOperation(op, input, { ...deps, caller, signal, ...(progress ? { progress } : {}) });
-    } finally {
-      release();
-    }
+    return runOperation(op, input, {
+      ...deps,
+      caller,
+      signal: extra.signal,
+      ...(progress ? { progress } : {}),
+    });
   };
 
 /** One tool call: the operation's output as text and structured content, or its problem as isError. */
@@ -202,14 +201,8 @@ const callTool = async (
       ...(entry.structured ? { structuredContent: output as Record<string, unknown> } : {}),
     };
   } catch (e) {
+    // An unexpected error was logged where it happened (runOperation).
     const err = normalizeError(e);
-    if (err.code === 'internal') {
-      deps.log.error('unexpected error', {
-        tool: name,
-        error: String(err.cause ?? e),
-        stack: (err.cause as Error | undefined)?.stack,
-      });
-    }
     const problem = toProblem(err);
     return { isError: true, content: [{ type: 'text', text: problem.detail }], _meta: { problem } };
   }

@@ -40,8 +40,18 @@ const checks = (x) =>
     .filter(Boolean)
     .join(', ') || '–';
 
+/**
+ * Where the answer comes from: the agents asked now, or Prometheus' latest scrapes (then how old).
+ * @param {FleetStatus} s
+ */
+const sourceNote = (s) =>
+  s.source.kind === 'prometheus'
+    ? `From Prometheus (${s.source.name}), as last scraped; evaluated at ${s.source.evaluatedAt ?? '?'}.`
+    : `Asked each agent (${s.source.name}).`;
+
 /** @param {FleetStatus} s */
-const statusTable = (s) =>
+const statusTable = (s) => [
+  h('p', { id: 'fleet-source', class: 'muted' }, sourceNote(s)),
   h(
     'div',
     { class: 'table-wrap' },
@@ -81,7 +91,8 @@ const statusTable = (s) =>
         ),
       ),
     ),
-  );
+  ),
+];
 
 /**
  * @param {FleetSetResult} r
