@@ -99,6 +99,10 @@ try {
         '--test',
         '--test-concurrency=1',
         '--test-reporter=spec',
+        // Under Wine one Windows process cannot connect to a server in another Windows process
+        // (connect UNKNOWN, errno -4094, docs/WINDOWS.md); Linux reaches that same server, which the
+        // scenario below checks. On Windows the test runs.
+        ...(prefix ? ['--test-skip-pattern=^serve answers over HTTP'] : []),
         ...WINDOWS_TEST_FILES.filter(
           (f) => fileFilters.length === 0 || fileFilters.some((x) => f.includes(x)),
         ),
