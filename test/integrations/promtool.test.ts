@@ -17,9 +17,13 @@ describe('/metrics under promtool check metrics', () => {
     const call = (path: string, method = 'GET', body?: unknown) =>
       fetch(`${s.server.url}${path}`, {
         method,
+        // Changes need the local administrator credential; reads do not.
         ...(body === undefined
-          ? {}
-          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+          ? { headers: s.server.asAdmin }
+          : {
+              headers: { ...s.server.asAdmin, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            }),
       }).then(async (r) => {
         await r.arrayBuffer();
         return r.status;
