@@ -112,6 +112,8 @@ describe('status page: fleet view from Prometheus', {
   it("shows the hosts Prometheus scrapes, says where the answer comes from, filters by tag and switches through Prometheus' targets", async () => {
     await b.page.goto(served.server.url);
     await ready(b.page);
+    // Switching the fleet takes control: the local administrator credential.
+    await signIn(b.page, readAdminToken(served.t.dir));
     await b.page.waitForSelector('#fleet-table');
     const rows = await b.page.$$eval('#fleet-table tbody tr', (trs) =>
       trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent?.trim() ?? '')),

@@ -211,7 +211,7 @@ describe('status page', { skip }, () => {
     it('marks the edited plan, shows what is not in force, the idle settings and who controls the processor', async () => {
       const put = await fetch(`${served.server.url}/v1/plans/active`, {
         method: 'PUT',
-        headers: { 'content-type': 'application/json' },
+        headers: { ...served.server.asAdmin, 'content-type': 'application/json' },
         body: JSON.stringify({ plan: SCHEME.highPerformance }),
       });
       assert.equal(put.status, 200);
