@@ -36,11 +36,12 @@ export interface AuthOptions {
   isPublic: PublicMatcher;
 }
 
-const unknownToken = () =>
+const invalidToken = (reason: 'token_unknown' | 'token_malformed') =>
   new Refusal(
     'unauthorized',
-    'token_unknown',
+    reason,
     'The token is not valid (unknown, revoked or mistyped); ask for a new one.',
+    INVALID_TOKEN,
   );
 
 export const authMiddleware = ({ verifier, admin, isPublic }: AuthOptions): MiddlewareHandler<AppEnv> => {
@@ -67,7 +68,7 @@ export const authMiddleware = ({ verifier, admin, isPublic }: AuthOptions): Midd
       return next();
     }
     if (!verifier) {
-      if (presented !== undefined) throw unknownToken();
+      if (presented !== undefined) throw invalidToken('token_unknown');
       c.set('caller', remote === undefined ? localCaller : { ...tokenlessCaller, remote });
       return next();
     }
@@ -91,13 +92,7 @@ export const authMiddleware = ({ verifier, admin, isPublic }: AuthOptions): Midd
           CHALLENGE,
         );
       }
-      if (verdict.reason === 'unknown') throw unknownToken();
-      throw new Refusal(
-        'unauthorized',
-        'token_malformed',
-        'The token is not valid (unknown, revoked or mistyped); ask for a new one.',
-        INVALID_TOKEN,
-      );
+      throw invalidToken(verdict.reason === 'unknown' ? 'token_unknown' : 'token_malformed');
     }
     c.set('caller', verdict.caller);
     return next();
