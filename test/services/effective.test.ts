@@ -18,7 +18,7 @@ import { createMcpServer } from '../../src/surfaces/mcp/server.ts';
 import { S } from '../emulators/win-emu-state.mjs';
 import { build, cpufreqTree } from '../platform/linux/harness.ts';
 import { emulate } from '../platform/windows/emulator.ts';
-import { runCli } from '../support/processes.ts';
+import { readAdminToken, runCli } from '../support/processes.ts';
 import { servedInProcess } from '../support/server.ts';
 
 interface SetAnswer {
@@ -90,7 +90,11 @@ for (const [name, f] of Object.entries(faults)) {
     const rest = async (method: string, path: string, body?: unknown) => {
       const r = await fetch(`${served.server.url}${path}`, {
         method,
-        headers: body ? { 'content-type': 'application/json' } : {},
+        // Changes need the local administrator credential; reads do not.
+        headers: {
+          authorization: `Bearer ${readAdminToken(served.t.dir)}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
       return { status: r.status, body: (await r.json()) as Record<string, unknown> };
@@ -143,7 +147,10 @@ describe('read-back without faults', () => {
   it('a clean switch reads back every checked setting as in force, and says so', async () => {
     const r = await fetch(`${served.server.url}/v1/plans/active`, {
       method: 'PUT',
-      headers: { 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${readAdminToken(served.t.dir)}`,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ plan: 'high-performance' }),
     });
     const body = (await r.json()) as SetAnswer;
