@@ -72,6 +72,8 @@ interface Served {
   url: string;
   child: ChildProcess;
   outFile: string;
+  /** The local administrator credential this service wrote. */
+  admin: string;
 }
 /** `powerplan serve` as a Windows process, once it listens. */
 const serve = async (dir = stateDir): Promise<Served> => {
@@ -95,7 +97,9 @@ const serve = async (dir = stateDir): Promise<Served> => {
   );
   if ('error' in seen) throw new Error(seen.error);
   const { url } = seen;
-  return { url, child, outFile };
+  // Changes need the local administrator credential the service wrote into its state directory.
+  const admin = readFileSync(join(dir, 'admin.token'), 'utf8').trim();
+  return { url, child, outFile, admin };
 };
 const stop = async (s: Served, signal: NodeJS.Signals = 'SIGKILL') => {
   if (s.child.exitCode !== null || s.child.signalCode !== null) return;
@@ -107,7 +111,10 @@ const stop = async (s: Served, signal: NodeJS.Signals = 'SIGKILL') => {
 const call = async (s: Served, method: string, path: string, body?: unknown) => {
   const res = await fetch(`${s.url}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: {
+      authorization: `Bearer ${s.admin}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();

@@ -79,6 +79,7 @@ export const emulate = async (
     async calls(command) {
       return (await argv()).filter((e) => e.tool === 'powercfg' && e.argv[0] === command).map((e) => e.argv);
     },
-    cleanup: () => rm(dir, { recursive: true, force: true }),
+    // Windows may still hold a file of a child that just exited: retry as rimraf does.
+    cleanup: () => rm(dir, { recursive: true, force: true, maxRetries: 5 }),
   };
 };
