@@ -11,6 +11,7 @@ import { BenchmarkService, type Fingerprint } from '../../src/bench/service.ts';
 import { BenchmarkResult, benchmarkIdPattern } from '../../src/domain/benchmark.ts';
 import { Store } from '../../src/lib/store.ts';
 import { isCode } from '../support/errors.ts';
+import { until } from '../support/until.ts';
 
 const fingerprint = async (): Promise<Fingerprint> => ({
   activePlan: null,
@@ -97,7 +98,9 @@ describe('benchmark service (real runs)', () => {
   it('answers busy to a second run while one is in progress, in-process and across processes', async () => {
     const running = service.run({ ...short, threads: 1 }, { fingerprint });
     await assert.rejects(service.run({ ...short }, { fingerprint }), isCode('busy'));
-    // A second instance over the same state directory stands for the CLI beside the server.
+    // A second instance over the same state directory stands for the CLI beside the server; it
+    // asks once the first run holds the host lock (taking it is asynchronous).
+    await until('the first run to hold the host lock', () => existsSync(join(dir, 'benchmark.lock')));
     const other = new BenchmarkService({ store: new Store(dir), sampleLoad: idle });
     await assert.rejects(other.run({ ...short }, { fingerprint }), isCode('busy'));
     await running;
