@@ -143,7 +143,10 @@ describe('status page', { skip }, () => {
         document.querySelector('#active-plan-name')?.textContent?.includes('High performance'),
       );
       assert.equal(await activeKind(served.server), 'high-performance');
+      // The plans list is redrawn after the active plan (afterSwitch): wait for it rather than race it.
+      await page.getByRole('button', { name: 'Switch to Balanced…' }).waitFor();
       assert.equal(await page.getByRole('button', { name: 'Switch to Balanced…' }).count(), 1);
+      assert.equal(await page.getByRole('button', { name: 'Switch to High performance…' }).count(), 0);
     });
 
     it('runs a benchmark, draws it and updates the recommendation and the history', async () => {
