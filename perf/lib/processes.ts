@@ -16,13 +16,13 @@ const execFileP = promisify(execFile);
 
 export type ServerProcess = Serving;
 
-/** Spawns `node <args>` and resolves once it prints `listening on <url>`. */
-export const startProcess = (
-  args: string[],
-  env: Record<string, string> = {},
-  timeoutMs = 60_000,
-): Promise<ServerProcess> =>
-  startServing(process.execPath, args, { cwd: repoRoot, env: { ...minimalEnv(), ...env }, timeoutMs });
+/** Spawns `node <args>` from the repository and resolves once it prints `listening on <url>` (60 s at most). */
+export const startProcess = (args: string[], env: Record<string, string> = {}): Promise<ServerProcess> =>
+  startServing(process.execPath, args, {
+    cwd: repoRoot,
+    env: { ...minimalEnv(), ...env },
+    timeoutMs: 60_000,
+  });
 
 /** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status). */
 export const rssMiB = async (pid: number): Promise<number> => {
