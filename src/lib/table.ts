@@ -40,9 +40,17 @@ export interface FactLayout {
   indent?: string;
 }
 
-/** One line per fact with a value: `indent`, the key padded to `width`, a space, the value. */
+/**
+ * One line per fact with a value: `indent`, the key padded to `width`, a space, the value. A key
+ * that would leave less than two spaces before the value gets a line of its own, the value below it
+ * in the column.
+ */
 export const facts = (rows: readonly Fact[], { width = 25, indent = '  ' }: FactLayout = {}): string[] =>
-  rows.flatMap(([key, value]) => (value === undefined ? [] : [`${indent}${key.padEnd(width)} ${value}`]));
+  rows.flatMap(([key, value]) => {
+    if (value === undefined) return [];
+    if (key.length < width) return [`${indent}${key.padEnd(width)} ${value}`];
+    return [`${indent}${key}`, `${indent}${''.padEnd(width)} ${value}`];
+  });
 
 /** A figure with its sign: `+8.9`, `-19.5`, and `±0.0` for a zero (as rounded) that has none. */
 export const signed = (x: number, digits = 1): string => {

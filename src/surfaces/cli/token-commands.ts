@@ -9,6 +9,7 @@ import { table } from '../../lib/table.ts';
 import { createToken, parseScopes, readTokenFile, revokeToken } from '../../lib/tokens.ts';
 import { restrictToAdmins } from '../../lib/windows-acl.ts';
 import type { CliIo, ServiceCommand } from './command.ts';
+import { usageError } from './usage.ts';
 
 /** Every write replaces the token file: on Windows it gets its explicit ACL each time (SYSTEM, Administrators). */
 const restrictTokenFile = async (config: Config, path: string): Promise<void> => {
@@ -28,10 +29,7 @@ const tokenFileOf = (config: Config): string => {
   return config.tokenFile;
 };
 
-const usage = (io: CliIo, message: string): number => {
-  io.err(`powerplan: ${message}\nRun 'powerplan token <command> --help' for usage.\n`);
-  return 2;
-};
+const usage = (io: CliIo, message: string): number => usageError(io, message, ['token', '<command>']);
 
 export const tokenCommands: ServiceCommand[] = [
   {
