@@ -47,6 +47,7 @@ const env = {
   POWERPLAN_POWERCFG: standins.powercfg,
   POWERPLAN_REG: standins.reg,
   POWERPLAN_ICACLS: standins.icacls,
+  POWERPLAN_POWERSHELL: standins.powershell,
   POWERPLAN_WEVTUTIL: standins.wevtutil,
   POWERPLAN_PORT: '0',
 };
