@@ -68,7 +68,11 @@ describe('token commands', () => {
     assert.match(head!, /^NAME {2,}SCOPES {2,}CREATED$/);
     for (const row of rows) {
       assert.match(row.slice(head!.indexOf('SCOPES')), /^read/, 'the scopes line up under SCOPES');
-      assert.match(row.slice(head!.indexOf('CREATED')), /^\d{4}-/, 'the creation times line up under CREATED');
+      assert.match(
+        row.slice(head!.indexOf('CREATED')),
+        /^\d{4}-/,
+        'the creation times line up under CREATED',
+      );
     }
   });
 
