@@ -11,7 +11,14 @@ const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
 
 describe('untrusted text', () => {
   it('keeps plain text as it is', () => {
-    for (const s of ['Balanced', 'High performance', 'Höchstleistung', 'Ausbalanciert (empfohlen)', '省电', '🔋 eco'])
+    for (const s of [
+      'Balanced',
+      'High performance',
+      'Höchstleistung',
+      'Ausbalanciert (empfohlen)',
+      '省电',
+      '🔋 eco',
+    ])
       assert.equal(cleanText(s), s);
   });
 
