@@ -14,7 +14,7 @@ import type { BenchmarkResult } from '../../domain/benchmark.ts';
 import { errorMessage } from '../../domain/errors.ts';
 import type { Effective } from '../../domain/idle.ts';
 import type { AcDc, ActivePlan, DesiredSummary } from '../../domain/schemas.ts';
-import { type Caller, localCaller, requireScope } from '../../domain/scopes.ts';
+import { type Caller, requireScope } from '../../domain/scopes.ts';
 import { AuditChangeCounter } from '../../lib/audit-log.ts';
 import { activePlan } from '../../services/plans.ts';
 import { advise } from '../../services/recommendation.ts';
@@ -97,14 +97,8 @@ export const createMetrics = (deps: Deps): Metrics => {
     const key = `${active.plan?.id ?? ''}\n${benchmark?.id ?? ''}`;
     if (!advice || advice.key !== key || Date.now() - advice.at > ADVICE_TTL_MS) {
       const value = advise(
-        {
-          backend: deps.backend,
-          bench: deps.bench,
-          caller: localCaller,
-          signal: deps.shutdown.signal,
-          progress: () => {},
-        },
-        { workload: 'database', benchmark: 'latest', force: false },
+        { backend: deps.backend, bench: deps.bench },
+        { workload: 'database', benchmark: 'latest' },
       ).catch((e) => {
         deps.log.warn('metrics: the recommendation failed', { error: errorMessage(e) });
         advice = undefined;
