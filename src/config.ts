@@ -20,6 +20,16 @@ const defaultPowercfg = (env: NodeJS.ProcessEnv): string =>
 const defaultIcacls = (env: NodeJS.ProcessEnv): string =>
   join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'icacls.exe');
 
+/** Windows PowerShell, which reads the owner of the state directory and the token file (icacls cannot). */
+const defaultPowershell = (env: NodeJS.ProcessEnv): string =>
+  join(
+    env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows',
+    'System32',
+    'WindowsPowerShell',
+    'v1.0',
+    'powershell.exe',
+  );
+
 /** reg.exe, for the group policy and code page lookups of the Windows backend. */
 const defaultReg = (env: NodeJS.ProcessEnv): string =>
   join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'reg.exe');
@@ -97,6 +107,7 @@ export const ConfigSchema = z.object({
   /** A lock not refreshed for this long is stale (its holder refreshes it every quarter of it). */
   lockStaleSeconds: z.coerce.number().min(0.2).max(86_400).default(120),
   icacls: z.string().min(1),
+  powershell: z.string().min(1),
   /** Check and set the ACL of the state directory and token file: on Windows (auto) or always. */
   aclCheck: z.enum(['auto', 'always']).default('auto'),
 });
@@ -132,6 +143,7 @@ const variables: Record<keyof Config, string> = {
   auditFiles: 'POWERPLAN_AUDIT_FILES',
   lockStaleSeconds: 'POWERPLAN_LOCK_STALE_SECONDS',
   icacls: 'POWERPLAN_ICACLS',
+  powershell: 'POWERPLAN_POWERSHELL',
   aclCheck: 'POWERPLAN_ACL_CHECK',
 };
 
@@ -168,6 +180,7 @@ export const configHelp: Record<keyof Config, string> = {
   auditFiles: 'audit files kept, the current one included (default 5)',
   lockStaleSeconds: 'a lock not refreshed for this long is stale (default 120)',
   icacls: 'icacls.exe that sets and checks the ACLs of the state directory and token file (Windows)',
+  powershell: 'powershell.exe that reads the owner of the state directory and token file (Windows)',
   aclCheck: 'auto: check and set ACLs on Windows; always: everywhere (default auto)',
 };
 
@@ -181,6 +194,7 @@ export const loadConfig = (
     reg: defaultReg(env),
     wevtutil: defaultWevtutil(env),
     icacls: defaultIcacls(env),
+    powershell: defaultPowershell(env),
   };
   for (const [key, name] of Object.entries(variables) as [keyof Config, string][]) {
     const value = flags[key] ?? env[name];

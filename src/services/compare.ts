@@ -18,8 +18,9 @@ import type { Caller } from '../domain/scopes.ts';
 import { linkedSignal } from '../lib/signal.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { planForKind } from '../platform/resolve.ts';
+import type { ChangeIntent, LockedChanges } from './change-intent.ts';
 import { benchFingerprint, gatherFacts } from './compare-facts.ts';
-import type { ChangeIntent, LockedChanges, PlanChangeService } from './plan-change.ts';
+import type { PlanChangeService } from './plan-change.ts';
 import { owing } from './restore-journal.ts';
 
 export interface CompareRequest {

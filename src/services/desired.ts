@@ -8,29 +8,24 @@
  * reported only. The counters are those of this service object (the process that runs the checker).
  */
 import type { Config } from '../config.ts';
-import { DesiredFile, type DesiredState } from '../domain/desired.ts';
-import { errorMessage, PowerPlanError } from '../domain/errors.ts';
-import type { ActivePlan, DesiredSummary, Plan } from '../domain/schemas.ts';
+import type { DesiredFile, DesiredState } from '../domain/desired.ts';
+import { errorMessage } from '../domain/errors.ts';
+import type { ActivePlan, Plan } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Schedule } from '../lib/schedule.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
+import { auditPlan } from './change-intent.ts';
+import {
+  type Desired,
+  type EnforcedDesired,
+  type Evaluation,
+  evaluate,
+  loadDesired,
+} from './desired-rules.ts';
 import { HeldNow, type HoldsService, notWhileHeld } from './holds.ts';
-import { auditPlan, type PlanChangeService, type Precondition } from './plan-change.ts';
-
-interface Desired {
-  source: 'api' | 'config';
-  /** A plan id when set through the API; as configured (id, alias or name) from the configuration. */
-  planRef: string;
-  enforce: boolean;
-}
-
-interface Evaluation {
-  desired: Desired;
-  plan: Plan | undefined;
-  summary: DesiredSummary;
-}
+import type { PlanChangeService } from './plan-change.ts';
 
 export interface DesiredOptions {
   store: Store;
@@ -76,51 +71,16 @@ export class DesiredService {
     return this.running;
   }
 
-  /** The desired plan: `desired.json` when present (even when it says none), else the configuration. */
-  private async load(): Promise<Desired | undefined> {
-    const { config } = this.o;
-    const file = await this.o.store.read('desired.json', DesiredFile);
-    if (file) {
-      if (file.planId === null) return undefined;
-      return { source: 'api', planRef: file.planId, enforce: file.enforce ?? config.desiredEnforce };
-    }
-    if (!config.desiredPlan) return undefined;
-    return { source: 'config', planRef: config.desiredPlan, enforce: config.desiredEnforce };
+  private load(): Promise<Desired | undefined> {
+    return loadDesired(this.o.store, this.o.config);
   }
 
-  /** Compares the desired plan with the plan in force; `active` is what the backend just answered. */
-  private async evaluate(desired: Desired, active: ActivePlan): Promise<Evaluation> {
-    const { backend } = this.o;
-    let plan: Plan | undefined;
-    if (active.plan?.id === desired.planRef) plan = active.plan;
-    else {
-      try {
-        plan = this.o.planChange.resolve(desired.planRef, await backend.listPlans());
-      } catch (e) {
-        if (!(e instanceof PowerPlanError) || (e.code !== 'not_found' && e.code !== 'conflict')) throw e;
-      }
-    }
-    const inDesiredState = plan !== undefined && active.plan?.id === plan.id;
-    const status: DesiredSummary['status'] = !plan
-      ? 'unknown-plan'
-      : inDesiredState
-        ? 'in-desired-state'
-        : (await this.o.holds.live()).length
-          ? 'held'
-          : active.policyManaged
-            ? 'policy-managed'
-            : 'drift';
-    return {
-      desired,
-      plan,
-      summary: {
-        planId: plan?.id ?? desired.planRef,
-        inDesiredState,
-        status,
-        lastCheck: this.lastCheck,
-        enforce: desired.enforce,
-      },
-    };
+  private evaluate(desired: Desired, active: ActivePlan): Promise<Evaluation> {
+    return evaluate(desired, active, {
+      resolve: async (ref) => this.o.planChange.resolve(ref, await this.o.backend.listPlans()),
+      held: async () => (await this.o.holds.live()).length > 0,
+      lastCheck: this.lastCheck,
+    });
   }
 
   /** get_active_power_plan's answer with the `desired` comparison added when a desired plan is set. */
@@ -346,57 +306,3 @@ export class DesiredService {
     await this.checking;
   }
 }
-
-export interface EnforcedDesired {
-  planId: string;
-  planName: string;
-  source: 'api' | 'config';
-  intervalSeconds: number;
-}
-
-/**
- * set_power_plan's rule about an enforced desired plan (a precondition of its change). A change to
- * another plan while a desired plan is enforced would be set back at the next check, so without
- * `force` it is refused (409) naming the desired plan. With `force` the change turns enforcement
- * off once the switch has succeeded (the desired plan stays, its drift is reported); a failed
- * switch leaves it on. Asking for the desired plan itself, or for the plan in force, is never refused.
- */
-export const whileEnforced =
-  (desired: EnforcedDesired | undefined): Precondition =>
-  (c) => {
-    if (!desired || !c.switches || desired.planId === c.target.id) return;
-    const named = `${desired.planName} (${desired.planId})`;
-    if (!c.intent.force) {
-      throw new PowerPlanError(
-        'conflict',
-        `The desired plan is ${named} and it is enforced: the service would set it back within ` +
-          `${desired.intervalSeconds} s. Change the desired plan (set_desired_power_plan), or repeat with ` +
-          'force: true (CLI: --force), which sets the plan and turns enforcement off: the desired plan stays and its ' +
-          'drift is reported, not corrected, until enforcement is turned on again (set_desired_power_plan with enforce: true).',
-        {
-          desired: {
-            planId: desired.planId,
-            planName: desired.planName,
-            enforce: true,
-            source: desired.source,
-          },
-        },
-      );
-    }
-    if (c.intent.dryRun) {
-      c.warnings.push(`Would turn off the enforcement of the desired plan ${named}; it stays desired.`);
-      return;
-    }
-    c.warnings.push(
-      `Enforcement of the desired plan ${named} is now off: its drift is reported, not corrected; turn it on again with set_desired_power_plan (enforce: true).`,
-    );
-    const plan = { id: desired.planId, name: desired.planName };
-    c.endEnforcement = { planId: plan.id, planName: plan.name };
-    c.followUps.push({
-      operation: 'set_desired_power_plan',
-      input: { plan: plan.id, enforce: false, forcedBy: 'set_power_plan' },
-      before: plan,
-      after: plan,
-      result: 'changed',
-    });
-  };

@@ -25,7 +25,8 @@ import type { Caller } from '../domain/scopes.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Schedule } from '../lib/schedule.ts';
 import type { Store } from '../lib/store.ts';
-import type { PlanChangeService, Precondition } from './plan-change.ts';
+import type { Precondition } from './change-intent.ts';
+import type { PlanChangeService } from './plan-change.ts';
 import { JOURNAL, owing, type RestoreJournal } from './restore-journal.ts';
 
 /**

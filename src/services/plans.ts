@@ -9,7 +9,8 @@ import type { Caller } from '../domain/scopes.ts';
 import { journalWarnings } from '../lib/keep-aside.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
-import { type DesiredService, whileEnforced } from './desired.ts';
+import type { DesiredService } from './desired.ts';
+import { whileEnforced } from './desired-rules.ts';
 import { setWhileHeld } from './holds.ts';
 import type { PlanChangeService } from './plan-change.ts';
 

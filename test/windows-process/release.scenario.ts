@@ -46,6 +46,7 @@ const env = {
   POWERPLAN_POWERCFG: standins.powercfg,
   POWERPLAN_REG: standins.reg,
   POWERPLAN_ICACLS: standins.icacls,
+  POWERPLAN_POWERSHELL: standins.powershell,
   POWERPLAN_WEVTUTIL: standins.wevtutil,
   POWERPLAN_PORT: '0',
 };

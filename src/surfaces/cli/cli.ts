@@ -292,6 +292,7 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     if (!deps && (c.aclCheck === 'always' || process.platform === 'win32')) {
       await guardStatePermissions(c, {
         icacls: c.icacls,
+        powershell: c.powershell,
         mkdir: (path) => mkdirSync(path, { recursive: true, mode: 0o700 }),
       });
     }
