@@ -3,7 +3,7 @@
  * GET route and a CLI command of the same words (`fleet status`, `fleet hosts`, ...).
  */
 import { z } from 'zod';
-import { defineOperation, type OperationContext, readOnly } from './define.ts';
+import { defineOperation, type OperationContext, type readOnly, type readOnlyFleet } from './define.ts';
 import { fleetSelection } from './inputs.ts';
 
 const selection = z.object(fleetSelection).strict();
@@ -13,6 +13,8 @@ export const defineFleetRead = <O extends z.ZodType>(op: {
   title: string;
   description: string;
   output: O;
+  /** readOnlyFleet when it asks other hosts (the agents, Prometheus), readOnly when it contacts none. */
+  annotations: typeof readOnly | typeof readOnlyFleet;
   /** The route below /v1/fleet/ and the words after `powerplan fleet`. */
   route: string;
   format?: (output: z.infer<O>) => string;
@@ -24,7 +26,7 @@ export const defineFleetRead = <O extends z.ZodType>(op: {
     description: op.description,
     input: selection,
     output: op.output,
-    annotations: readOnly,
+    annotations: op.annotations,
     scope: 'read',
     http: { method: 'GET', path: `/v1/fleet/${op.route}` },
     cli: { command: ['fleet', op.route], ...(op.format ? { format: op.format } : {}) },

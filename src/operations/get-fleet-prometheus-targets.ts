@@ -1,5 +1,6 @@
 /** get_fleet_prometheus_targets: the fleet as Prometheus file_sd / http_sd targets. */
 import { PrometheusTargets } from '../domain/fleet.ts';
+import { readOnly } from './define.ts';
 import { defineFleetRead } from './fleet-read.ts';
 
 export const getFleetPrometheusTargets = defineFleetRead({
@@ -12,6 +13,7 @@ export const getFleetPrometheusTargets = defineFleetRead({
     'not here; see docs/FLEET.md. Read scope.',
   output: PrometheusTargets,
   route: 'prometheus-targets',
+  annotations: readOnly,
   // For people and for file_sd alike, the CLI prints the bare target list (`> targets.json`).
   format: (t) => JSON.stringify(t.groups, null, 2),
   handler: (input, ctx) => ctx.fleet.prometheusTargets(input),

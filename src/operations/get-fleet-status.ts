@@ -1,5 +1,6 @@
 /** get_fleet_status: the power plan status of every agent of the fleet, in one call. */
 import { FleetStatus } from '../domain/fleet.ts';
+import { readOnlyFleet } from './define.ts';
 import { formatFleetStatus } from './fleet-format.ts';
 import { defineFleetRead } from './fleet-read.ts';
 
@@ -20,6 +21,7 @@ export const getFleetStatus = defineFleetRead({
     'instructions.',
   output: FleetStatus,
   route: 'status',
+  annotations: readOnlyFleet,
   format: formatFleetStatus,
   handler: (input, ctx) => ctx.fleet.status(input),
 });

@@ -1,5 +1,6 @@
 /** list_fleet_hosts: the agents the fleet file (and inventory) names, without asking them. */
 import { FleetHostList } from '../domain/fleet.ts';
+import { readOnlyFleet } from './define.ts';
 import { formatFleetHosts } from './fleet-format.ts';
 import { defineFleetRead } from './fleet-read.ts';
 
@@ -12,6 +13,8 @@ export const listFleetHosts = defineFleetRead({
     'targets. Contacts no host. Read scope.',
   output: FleetHostList,
   route: 'hosts',
+  // With a Prometheus source it asks Prometheus for the agents.
+  annotations: readOnlyFleet,
   format: formatFleetHosts,
   handler: (input, ctx) => ctx.fleet.hosts(input),
 });
