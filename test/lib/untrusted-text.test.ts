@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cleanJson, cleanText, MAX_TEXT } from '../../src/lib/untrusted-text.ts';
+import { cleanJson, cleanText, MAX_TEXT, parseUntrustedJson } from '../../src/lib/untrusted-text.ts';
 
 /** Anything a terminal, a log or a bidi-aware display would act on. */
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
@@ -57,5 +57,15 @@ describe('untrusted text', () => {
       '{"plan":{"name":"\\u001b]0;t\\u0007B\\u0000al","n":1},"list":["\\ud800x",true,null],"k\\u202e":"v"}',
     );
     assert.deepEqual(cleanJson(answer), { plan: { name: 'Bal', n: 1 }, list: ['x', true, null], k: 'v' });
+  });
+
+  it('parses an answer and cleans it, unless its text shows nothing to clean', () => {
+    const plain = '{"a":"High performance","b":[1,"x"]}';
+    assert.deepEqual(parseUntrustedJson(plain), { a: 'High performance', b: [1, 'x'] });
+    assert.deepEqual(parseUntrustedJson('{"a":"x\\u001b[2Jy","b\\n":"\\u202e"}'), { a: 'xy', 'b ': '' });
+    assert.deepEqual(parseUntrustedJson('{"é":"ü\\u0007"}'), { é: 'ü' });
+    const long = parseUntrustedJson(JSON.stringify({ a: 'x'.repeat(MAX_TEXT + 1), b: 'y' })) as { a: string };
+    assert.match(long.a, /… \[cut: 501 characters in all\]$/);
+    assert.throws(() => parseUntrustedJson('{"a":'), SyntaxError);
   });
 });

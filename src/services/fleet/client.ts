@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { cleanJson, cleanText } from '../../lib/untrusted-text.ts';
+import { cleanText, parseUntrustedJson } from '../../lib/untrusted-text.ts';
 import { version } from '../../version.ts';
 import { AgentFailure } from './failure.ts';
 import type { FleetTarget } from './file.ts';
@@ -154,7 +154,7 @@ export const askAgent = async (
   if (status < 200 || status >= 300) throw fromProblem('error', status, text);
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseUntrustedJson(text);
   } catch {
     throw new AgentFailure('error', {
       title: 'Not an agent',
@@ -162,7 +162,7 @@ export const askAgent = async (
       status,
     });
   }
-  return cleanJson(json);
+  return json;
 };
 
 /** Network, TLS and abort errors as fleet statuses; the timeout reason of the signal wins. */

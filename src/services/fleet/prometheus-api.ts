@@ -6,7 +6,7 @@
  */
 import type http from 'node:http';
 import { PowerPlanError } from '../../domain/errors.ts';
-import { cleanJson, cleanText } from '../../lib/untrusted-text.ts';
+import { cleanText, parseUntrustedJson } from '../../lib/untrusted-text.ts';
 import { exchange } from './client.ts';
 import { asAgentFailure } from './failure.ts';
 import type { PrometheusTarget } from './file.ts';
@@ -57,13 +57,13 @@ export const call = async (
   const { status, text } = answer;
   if (status >= 300 && status < 400)
     throw fail(
-      `answered ${status} (to ${answer.location ?? 'nowhere'}); redirects are not followed: put the final URL in the fleet file.`,
+      `answered ${status} (to ${answer.location === undefined ? 'nowhere' : JSON.stringify(cleanText(answer.location, 200))}); redirects are not followed: put the final URL in the fleet file.`,
     );
   if (status === 401 || status === 403)
     throw fail(`refused the credentials (HTTP ${status}); check tokenFile or basicAuth in the fleet file.`);
   let json: { status?: unknown; data?: unknown; error?: unknown; errorType?: unknown };
   try {
-    json = JSON.parse(text);
+    json = parseUntrustedJson(text) as typeof json;
   } catch {
     throw fail(`answered HTTP ${status} with something that is not JSON: is the url a Prometheus server?`);
   }
@@ -73,8 +73,8 @@ export const call = async (
         ? cleanText(`${String(json.errorType ?? 'error')}: ${json.error}`)
         : `answered HTTP ${status} without a result.`,
     );
-  // The label values are the agents' words (their /metrics), the errors may quote them.
-  return cleanJson(json.data);
+  // Cleaned as it was parsed: the label values are the agents' words (their /metrics).
+  return json.data;
 };
 
 const isSample = (s: unknown): s is Sample => {
