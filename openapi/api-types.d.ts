@@ -209,7 +209,7 @@ export interface paths {
         };
         /**
          * Recommend a power plan
-         * @description Advises which power plan suits a workload on this machine and why: each reason cites the setting or measurement it rests on (e.g. "minimum processor state is 5% on AC"), with a confidence, the measured gain when there is a benchmark, the exact commands to apply it (REST, CLI, powercfg/PowerShell, tuned-adm, powerprofilesctl) and the caveats (power and heat, battery, group policy, VM host, firmware). Says "nothing to change" when that is the truth. By default (benchmark=latest) it uses a benchmark of the last 24 h that ran under the active plan, otherwise the rules alone, and says which in `basis`. benchmark=run measures now (a few seconds of CPU load; needs the benchmark scope). Changes nothing.
+         * @description Advises which power plan suits a workload on this machine and why: each reason cites the setting or measurement it rests on (e.g. "minimum processor state is 5% on AC"), with a confidence, the measured gain when there is a benchmark, the exact commands to apply it (REST, CLI, powercfg/PowerShell, tuned-adm, powerprofilesctl) and the caveats (power and heat, battery, group policy, VM host, firmware). Says "nothing to change" when that is the truth. By default (benchmark=latest) it uses a benchmark of the last 24 h that ran under the active plan, otherwise the rules alone, and says which in `basis`. It never runs a benchmark itself: to measure now, run run_cpu_benchmark first, then ask again. Changes nothing.
          */
         get: operations["get_recommendation"];
         put?: never;
@@ -2587,10 +2587,8 @@ export interface operations {
             query?: {
                 /** @description database (default: OLTP and maintenance), batch, latency or energy-saving. */
                 workload?: components["schemas"]["Workload"];
-                /** @description latest (default): use a recent benchmark under the active plan if there is one; run: run the quick benchmark now (benchmark scope); none: rules only. */
-                benchmark?: "latest" | "run" | "none";
-                /** @description With benchmark=run: run even when the CPU is already busy. */
-                force?: boolean;
+                /** @description latest (default): use a recent benchmark under the active plan if there is one; none: rules only. */
+                benchmark?: "latest" | "none";
             };
             header?: never;
             path?: never;

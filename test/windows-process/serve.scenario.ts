@@ -15,6 +15,7 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { listeningUrl } from '../../scripts/lib/serve.mjs';
 import { linkStandins } from '../../scripts/windows/standins.mjs';
 import { pinned } from '../../scripts/windows/toolchain.mjs';
 import { openPrefix, winPath } from '../../scripts/windows/wine.mjs';
@@ -90,7 +91,7 @@ const serve = async (dir = stateDir): Promise<Served> => {
     () => {
       const out = readFileSync(outFile, 'utf8');
       if (exited !== undefined) return { error: `serve exited with ${exited}: ${out}` };
-      const url = /listening on (\S+)/.exec(out)?.[1];
+      const url = listeningUrl(out);
       return url ? { url } : undefined;
     },
     60_000,
