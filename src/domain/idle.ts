@@ -111,6 +111,21 @@ export const IdleStates = z
   });
 export type IdleStates = z.infer<typeof IdleStates>;
 
+/** Idle states where only the Windows plan's idle settings are known (powercfg, or its simulation). */
+export const windowsIdleStates = (
+  source: 'powercfg' | 'simulated',
+  windows: WindowsIdleSettings,
+): IdleStates => ({
+  source,
+  driver: null,
+  governor: null,
+  cpus: 0,
+  states: [],
+  deepestEnabled: null,
+  pmQos: null,
+  windows,
+});
+
 export const ProcessorGroupCapabilities = z
   .object({
     group: z.number().int().describe('Processor group.'),
