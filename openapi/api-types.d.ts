@@ -599,15 +599,15 @@ export interface components {
             id: string;
             /** @description ISO 8601 time the run started (after the busy guard). */
             startedAt: string;
-            /** @description ISO 8601 time the run finished. */
-            finishedAt: string;
-            /** @description Wall time of the run (ms). */
+            /** @description Wall time of the whole run (ms). */
             durationMs: number;
-            /** @description Hard cap on the duration; the run is stopped when it is reached (ms). */
-            capMs: number;
             profile: components["schemas"]["BenchmarkProfile"];
             /** @description Threads of the all-core phase. */
             threads: number;
+            /** @description ISO 8601 time the run finished. */
+            finishedAt: string;
+            /** @description Hard cap on the duration; the run is stopped when it is reached (ms). */
+            capMs: number;
             /** @description The idle gap ladder used (ms). */
             idleGapsMs: number[];
             /** @description Bursts timed per idle gap. */
@@ -643,7 +643,7 @@ export interface components {
         BenchmarkSummary: {
             /** @description Benchmark result id, as returned by run_cpu_benchmark or list_benchmarks (bm-YYYYMMDD-HHMMSS-xxxxxx). */
             id: string;
-            /** @description ISO 8601 start time. */
+            /** @description ISO 8601 time the run started (after the busy guard). */
             startedAt: string;
             /** @description Wall time of the whole run (ms). */
             durationMs: number;
@@ -952,10 +952,12 @@ export interface components {
         };
         /** @description Windows Kernel-Processor-Power event 37: the processor speed is being limited by system firmware. */
         FirmwareLimit: {
+            /** @description Processor group. */
             group: number;
-            processor: number;
             /** @description ISO 8601 time of the event. */
             time: string | null;
+            /** @description The processor the event was about. */
+            processor: number;
             /** @description How long the processor ran limited since the last report (s). */
             seconds: number | null;
         };
@@ -1287,10 +1289,10 @@ export interface components {
         ProcessorGroupCapabilities: {
             /** @description Processor group. */
             group: number;
-            /** @description The processor the latest event 55 of this group was about. */
-            processor: number;
             /** @description ISO 8601 time of the event. */
             time: string | null;
+            /** @description The processor the latest event 55 of this group was about. */
+            processor: number;
             /** @description Idle states the firmware exposes. */
             idleStateCount: number | null;
             /** @description Idle state type code (1: ACPI C-states, ...). */

@@ -14,7 +14,7 @@ import { EVENTS_QUERY } from '../../../src/platform/windows/events.ts';
 import { SCHEME } from '../../../src/platform/windows/well-known.ts';
 import { testDeps } from '../../support/deps.ts';
 import { isCode } from '../../support/errors.ts';
-import { emulate } from './emulator.ts';
+import { type Emulated, emulate, withEmulated } from './emulator.ts';
 
 const setPlan = async (input: { plan: string; dryRun: boolean; create: boolean }, ctx: OperationContext) =>
   SetPlanResult.parse(await setPowerPlan.handler(input, ctx));
@@ -78,21 +78,27 @@ describe('windows backend: no argument reaches a shell', () => {
 });
 
 describe('windows backend through set_power_plan', () => {
-  const context = async (emu: Awaited<ReturnType<typeof emulate>>) => {
-    const t = await testDeps({}, { backend: emu.backend });
-    const ctx: OperationContext = {
-      ...t.deps,
-      signal: new AbortController().signal,
-      caller: localCaller,
-      progress: () => {},
-    };
-    return { ctx, cleanup: t.cleanup };
-  };
+  /** Runs `test` with set_power_plan's context over a fresh emulated backend, and cleans both up. */
+  const withOperation = (
+    init: Parameters<typeof withEmulated>[0],
+    test: (emu: Emulated, ctx: OperationContext) => Promise<void>,
+  ) =>
+    withEmulated(init, async (emu) => {
+      const t = await testDeps({}, { backend: emu.backend });
+      try {
+        await test(emu, {
+          ...t.deps,
+          signal: new AbortController().signal,
+          caller: localCaller,
+          progress: () => {},
+        });
+      } finally {
+        await t.cleanup();
+      }
+    });
 
   it('switches by localized name, idempotently, and audits', async () => {
-    const emu = await emulate({ locale: 'de-DE', codepage: 850 });
-    const { ctx, cleanup } = await context(emu);
-    try {
+    await withOperation({ locale: 'de-DE', codepage: 850 }, async (emu, ctx) => {
       const dry = await setPlan({ plan: 'Höchstleistung', dryRun: true, create: false }, ctx);
       assert.deepEqual([dry.changed, dry.dryRun, dry.after.id], [true, true, SCHEME.highPerformance]);
       assert.equal((await emu.calls('/setactive')).length, 0, 'a dry run changes nothing');
@@ -105,16 +111,11 @@ describe('windows backend through set_power_plan', () => {
       assert.equal((await emu.calls('/setactive')).length, 1, 'the second call touched nothing');
       const audit = await ctx.store.readLines('audit.jsonl');
       assert.equal(audit.length, 1);
-    } finally {
-      await cleanup();
-      await emu.cleanup();
-    }
+    });
   });
 
   it('creates a missing Ultimate Performance only when asked (create: true)', async () => {
-    const emu = await emulate();
-    const { ctx, cleanup } = await context(emu);
-    try {
+    await withOperation({}, async (emu, ctx) => {
       await assert.rejects(
         setPlan({ plan: 'ultimate-performance', dryRun: false, create: false }, ctx),
         isCode('not_found', 'create: true'),
@@ -134,56 +135,49 @@ describe('windows backend through set_power_plan', () => {
       const again = await setPlan({ plan: 'ultimate-performance', dryRun: false, create: true }, ctx);
       assert.deepEqual([again.changed, again.after.id], [false, r.after.id]);
       assert.equal((await emu.calls('/duplicatescheme')).length, 1, 'created once');
-    } finally {
-      await cleanup();
-      await emu.cleanup();
-    }
+    });
   });
 
   it('says that group policy owns the plan and will revert a change', async () => {
-    const emu = await emulate({
-      change: (s) => {
-        s.policy = SCHEME.balanced;
+    await withOperation(
+      {
+        change: (s) => {
+          s.policy = SCHEME.balanced;
+        },
       },
-    });
-    const { ctx, cleanup } = await context(emu);
-    try {
-      const active = await ctx.backend.getActive();
-      assert.deepEqual([active.owner, active.policyManaged], ['group-policy', true]);
-      assert.match(active.warnings?.join(' ') ?? '', /group policy/i);
-      assert.deepEqual(
-        active.notes?.map((n) => n.code),
-        ['policy-managed'],
-      );
-      const r = await setPlan({ plan: 'SCHEME_MIN', dryRun: false, create: false }, ctx);
-      assert.equal(r.after.id, SCHEME.highPerformance);
-      assert.match(r.warnings?.join(' ') ?? '', /revert/);
-    } finally {
-      await cleanup();
-      await emu.cleanup();
-    }
+      async (_emu, ctx) => {
+        const active = await ctx.backend.getActive();
+        assert.deepEqual([active.owner, active.policyManaged], ['group-policy', true]);
+        assert.match(active.warnings?.join(' ') ?? '', /group policy/i);
+        assert.deepEqual(
+          active.notes?.map((n) => n.code),
+          ['policy-managed'],
+        );
+        const r = await setPlan({ plan: 'SCHEME_MIN', dryRun: false, create: false }, ctx);
+        assert.equal(r.after.id, SCHEME.highPerformance);
+        assert.match(r.warnings?.join(' ') ?? '', /revert/);
+      },
+    );
   });
 
   it('answers forbidden through the operation when not elevated', async () => {
-    const emu = await emulate({
-      change: (s) => {
-        s.notElevated = true;
+    await withOperation(
+      {
+        change: (s) => {
+          s.notElevated = true;
+        },
       },
-    });
-    const { ctx, cleanup } = await context(emu);
-    try {
-      await assert.rejects(
-        setPlan({ plan: 'high-performance', dryRun: false, create: false }, ctx),
-        isCode('forbidden', 'elevated'),
-      );
-      const audit = (await ctx.store.readLines('audit.jsonl')) as { result: string }[];
-      assert.deepEqual(
-        audit.map((a) => a.result),
-        ['failed'],
-      );
-    } finally {
-      await cleanup();
-      await emu.cleanup();
-    }
+      async (_emu, ctx) => {
+        await assert.rejects(
+          setPlan({ plan: 'high-performance', dryRun: false, create: false }, ctx),
+          isCode('forbidden', 'elevated'),
+        );
+        const audit = (await ctx.store.readLines('audit.jsonl')) as { result: string }[];
+        assert.deepEqual(
+          audit.map((a) => a.result),
+          ['failed'],
+        );
+      },
+    );
   });
 });
