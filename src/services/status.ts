@@ -18,7 +18,6 @@ import type { Recommendation } from '../domain/advice.ts';
 import type { BenchmarkResult } from '../domain/benchmark.ts';
 import { errorMessage } from '../domain/errors.ts';
 import type { ActivePlan } from '../domain/schemas.ts';
-import { localCaller } from '../domain/scopes.ts';
 import { AuditChangeCounter } from '../lib/audit-log.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Store } from '../lib/store.ts';
@@ -66,8 +65,6 @@ export interface StatusSources {
   desired: DesiredService;
   planChange: PlanChangeService;
   log: Logger;
-  /** Aborted at shutdown: an advice being worked out stops. */
-  shutdown: AbortSignal;
 }
 
 /** The advice is worked out again at most this often while the plan and the latest benchmark stay the same. */
@@ -127,12 +124,9 @@ export class StatusService {
     const key = `${active.plan?.id ?? ''}\n${benchmark?.id ?? ''}`;
     const cached = this.#advice;
     if (cached && cached.key === key && Date.now() - cached.at <= ADVICE_TTL_MS) return cached.value;
-    const { backend, bench, shutdown } = this.#s;
+    const { backend, bench } = this.#s;
     const value = this.#part(
-      advise(
-        { backend, bench, caller: localCaller, signal: shutdown, progress: () => {} },
-        { workload: 'database', benchmark: 'latest', force: false },
-      ),
+      advise({ backend, bench }, { workload: 'database', benchmark: 'latest' }),
       'the recommendation',
     ).then((p) => {
       // A failure is not kept: the next read tries again.

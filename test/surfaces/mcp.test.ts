@@ -12,7 +12,12 @@ import type {
 import { z } from 'zod';
 import { ActivePlan } from '../../src/domain/schemas.ts';
 import { type Caller, localCaller } from '../../src/domain/scopes.ts';
-import { defineOperation, type Operation, type OperationContext } from '../../src/operations/define.ts';
+import {
+  defineOperation,
+  type Operation,
+  type OperationContext,
+  readOnly,
+} from '../../src/operations/define.ts';
 import { operationByName, operations } from '../../src/operations/index.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
@@ -214,7 +219,7 @@ describe('MCP progress and cancellation (test-only operations)', () => {
     defineOperation({
       input: z.object({}).strict(),
       output: z.object({ done: z.boolean() }),
-      annotations: { readOnly: true, destructive: false, idempotent: true },
+      annotations: readOnly,
       scope: 'read',
       cli: { command: ['x'] },
       name,

@@ -120,7 +120,7 @@ const buildCatalog = (all: readonly Operation[]): Catalog => {
         readOnlyHint: op.annotations.readOnly,
         destructiveHint: op.annotations.destructive,
         idempotentHint: op.annotations.idempotent,
-        openWorldHint: false,
+        openWorldHint: op.annotations.openWorld,
       },
     };
   });
