@@ -74,5 +74,10 @@ export const servedInProcess = (options: Omit<ServeOptions, 'tokens'> = {}): Ser
  */
 export const appOver = (t: TestDeps): Pick<ReturnType<typeof createApp>, 'request'> => {
   let app: ReturnType<typeof createApp> | undefined;
-  return { request: (...args) => (app ??= createApp(t.deps)).request(...args) };
+  return {
+    request: (...args) => {
+      app ??= createApp(t.deps);
+      return app.request(...args);
+    },
+  };
 };

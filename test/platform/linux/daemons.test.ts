@@ -12,14 +12,7 @@ import { setPowerPlan } from '../../../src/operations/set-power-plan.ts';
 import type { PowerBackend } from '../../../src/platform/backend.ts';
 import { resolvePlan } from '../../../src/platform/resolve.ts';
 import { backendContract } from '../backend-contract.ts';
-import {
-  build,
-  intelPstateTree,
-  type PpdState,
-  rockyTunedProfiles,
-  type Setup,
-  using,
-} from './harness.ts';
+import { build, intelPstateTree, type PpdState, rockyTunedProfiles, type Setup, using } from './harness.ts';
 
 const rocky = await rockyTunedProfiles();
 
