@@ -7,6 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Operation } from '../../src/operations/define.ts';
+import { operations } from '../../src/operations/index.ts';
 
 /**
  * The SDK lists zod schemas as draft-07 (`$schema` says so); the vocabulary zod emits is the same in
@@ -122,4 +123,15 @@ export const benchmarkWithProgress = async (client: Client): Promise<CallToolRes
   for (let i = 1; i < seen.length; i++)
     assert.ok(seen[i]!.progress > seen[i - 1]!.progress, 'progress increases');
   return result;
+};
+
+/** Calls every read-only tool that needs no arguments; returns their names. */
+export const callReadOnly = async (client: Client, tools: Map<string, Tool>): Promise<string[]> => {
+  const called: string[] = [];
+  for (const op of operations.filter(callableWithoutSetup)) {
+    if (!op.input.safeParse(readOnlyArgs(op)).success) continue;
+    await callOk(client, tools, op, readOnlyArgs(op));
+    called.push(op.name);
+  }
+  return called;
 };

@@ -4,32 +4,13 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { operationByName, operations } from '../../src/operations/index.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { binPath } from '../support/processes.ts';
 import { servedProcess } from '../support/server.ts';
-import {
-  benchmarkWithProgress,
-  callableWithoutSetup,
-  callError,
-  callOk,
-  checkToolList,
-  readOnlyArgs,
-} from './mcp-checks.ts';
+import { benchmarkWithProgress, callError, callOk, callReadOnly, checkToolList } from './mcp-checks.ts';
 
 const newClient = () => new Client({ name: 'powerplan-test', version: '0.0.0' });
-
-/** Calls every read-only tool that needs no arguments; returns their names. */
-const callReadOnly = async (client: Client, tools: Map<string, Tool>): Promise<string[]> => {
-  const called: string[] = [];
-  for (const op of operations.filter(callableWithoutSetup)) {
-    if (!op.input.safeParse(readOnlyArgs(op)).success) continue;
-    await callOk(client, tools, op, readOnlyArgs(op));
-    called.push(op.name);
-  }
-  return called;
-};
 
 const initialize = {
   jsonrpc: '2.0',

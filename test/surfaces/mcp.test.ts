@@ -22,14 +22,7 @@ import { operationByName, operations } from '../../src/operations/index.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
-import {
-  benchmarkWithProgress,
-  callableWithoutSetup,
-  callError,
-  callOk,
-  checkToolList,
-  readOnlyArgs,
-} from './mcp-checks.ts';
+import { benchmarkWithProgress, callError, callOk, callReadOnly, checkToolList } from './mcp-checks.ts';
 
 const connect = async (t: TestDeps, caller: Caller = localCaller, ops?: readonly Operation[]) => {
   const server = createMcpServer(t.deps, caller, ops ? { operations: ops } : {});
@@ -67,12 +60,7 @@ describe('MCP server (in-memory, SDK client)', () => {
   });
 
   it('calls every read-only tool that needs no arguments and checks its structured content', async () => {
-    const called: string[] = [];
-    for (const o of operations.filter(callableWithoutSetup)) {
-      if (!o.input.safeParse(readOnlyArgs(o)).success) continue;
-      await callOk(client, tools, o, readOnlyArgs(o));
-      called.push(o.name);
-    }
+    const called = await callReadOnly(client, tools);
     assert.ok(called.includes('get_system_info') && called.includes('get_active_power_plan'), called.join());
   });
 
