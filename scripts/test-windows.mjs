@@ -31,8 +31,12 @@ const want = (part) => parts.length === 0 || parts.includes(part);
 export const WINDOWS_TEST_FILES = [
   'test/platform/windows/parse.test.ts',
   'test/platform/windows/windows-backend.test.ts',
+  'test/platform/windows/windows-backend-setting.test.ts',
+  'test/platform/windows/windows-operations.test.ts',
+  'test/platform/windows/backend-choice.test.ts',
   'test/compare/windows-emulator.test.ts',
   'test/security/windows-acl.test.ts',
+  'test/security/windows-acl-sddl.test.ts',
   'test/lib/locks.test.ts',
   'test/lib/lock-takeover.test.ts',
   'test/lib/keep-aside-listing.test.ts',

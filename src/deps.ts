@@ -85,7 +85,6 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
       desired,
       planChange,
       log,
-      shutdown: shutdown.signal,
     });
   shutdown.signal.addEventListener(
     'abort',

@@ -65,8 +65,6 @@ export interface StatusSources {
   desired: DesiredService;
   planChange: PlanChangeService;
   log: Logger;
-  /** Aborted at shutdown: an advice being worked out stops. */
-  shutdown: AbortSignal;
 }
 
 /** The advice is worked out again at most this often while the plan and the latest benchmark stay the same. */
