@@ -1062,7 +1062,7 @@ export interface components {
             error?: components["schemas"]["FleetError"];
             reportedByAgent: components["schemas"]["ReportedByAgent"];
         };
-        /** @description Per host: changed, before and after, or the error. Never all-or-nothing. */
+        /** @description Per host: the change or its error; never all-or-nothing. */
         FleetSetResult: {
             /** @description The plan asked for, as given. */
             plan: string;

@@ -241,10 +241,7 @@ export const FleetSetResult = z
       .describe('Counts over the hosts asked.'),
     hosts: z.array(FleetSetHost),
   })
-  .meta({
-    id: 'FleetSetResult',
-    description: 'Per host: changed, before and after, or the error. Never all-or-nothing.',
-  });
+  .meta({ id: 'FleetSetResult', description: 'Per host: the change or its error; never all-or-nothing.' });
 export type FleetSetResult = z.infer<typeof FleetSetResult>;
 
 export const PrometheusTargetGroup = z
