@@ -32,6 +32,12 @@ afterEach(async () => {
   t = undefined;
 });
 
+/** The original plan is in force again and no restore is owed. */
+const assertRestored = async (t: TestDeps) => {
+  assert.equal(await activeId(t), SCHEME.balanced, 'the original plan is restored');
+  assert.equal(await t.deps.planChange.journal(), undefined, 'no restore is owed');
+};
+
 describe('compare_power_plans (simulated backend)', () => {
   it('measures each plan with the real benchmark and restores the original', async () => {
     t = await testDeps();
@@ -59,8 +65,7 @@ describe('compare_power_plans (simulated backend)', () => {
       assert.equal(stored.environment.activePlan?.plan?.id, r.plan.id, 'each benchmark ran under its plan');
     }
     assert.equal(out.restored, true);
-    assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await t.deps.planChange.journal(), undefined);
+    await assertRestored(t);
     assert.ok(out.recommendation);
     assert.equal(out.recommendation.basis.kind, 'comparison');
     assert.ok(progress.length > 2 && progress.at(-1)! >= progress[0]!);
@@ -115,8 +120,7 @@ describe('compare_power_plans (simulated backend)', () => {
       SCHEME.highPerformance,
       'the synthetic HP run had no penalty',
     );
-    assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await t.deps.planChange.journal(), undefined);
+    await assertRestored(t);
   });
 
   it('cancellation restores the original plan, then answers cancelled', async () => {
@@ -127,8 +131,7 @@ describe('compare_power_plans (simulated backend)', () => {
     await bench.started_(2);
     caller.abort();
     await assert.rejects(running, (e: PowerPlanError) => e.code === 'cancelled');
-    assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await t.deps.planChange.journal(), undefined);
+    await assertRestored(t);
   });
 
   it('an error in a run restores the original plan and is passed on', async () => {
@@ -139,8 +142,7 @@ describe('compare_power_plans (simulated backend)', () => {
     await bench.started_(1);
     bench.release();
     await assert.rejects(running, (e: PowerPlanError) => e.code === 'busy');
-    assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await t.deps.planChange.journal(), undefined);
+    await assertRestored(t);
   });
 
   it('shutdown cancels the comparison and settled() waits for the restore', async () => {
@@ -150,8 +152,7 @@ describe('compare_power_plans (simulated backend)', () => {
     await bench.started_(2);
     t.deps.shutdown.abort(new Error('shutting down'));
     await t.deps.comparisons.settled();
-    assert.equal(await activeId(t), SCHEME.balanced);
-    assert.equal(await t.deps.planChange.journal(), undefined);
+    await assertRestored(t);
     assert.equal(((await running) as PowerPlanError).code, 'cancelled');
   });
 

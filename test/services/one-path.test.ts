@@ -10,7 +10,7 @@ import type { Deps } from '../../src/deps.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { GatedBench } from '../compare/gated-bench.ts';
 import { call } from '../support/call.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
+import { type TestDeps, testDeps, withTestDeps } from '../support/deps.ts';
 
 const methodsOf = (o: object) =>
   Object.getOwnPropertyNames(Object.getPrototypeOf(o)).filter(
@@ -63,35 +63,21 @@ const switchRecords = async (t: TestDeps) =>
   );
 
 describe('one path for every plan change', () => {
-  it('a set', async () => {
-    const t = await testDeps();
-    try {
+  /** One call that switches once: through the plan change, audited as that operation. */
+  const oneSwitch = (operation: string, input: Record<string, unknown>) =>
+    withTestDeps(async (t) => {
       const events = trace(t.deps);
-      await call(t.deps, 'set_power_plan', { plan: 'high-performance' });
+      await call(t.deps, operation, input);
       assert.deepEqual(events, ['plan change: change', 'switch']);
       assert.deepEqual(
         (await switchRecords(t)).map((r) => r.operation),
-        ['set_power_plan'],
+        [operation],
       );
-    } finally {
-      await t.cleanup();
-    }
-  });
+    });
 
-  it('a hold', async () => {
-    const t = await testDeps();
-    try {
-      const events = trace(t.deps);
-      await call(t.deps, 'hold_power_plan', { plan: 'high-performance', for: '1h' });
-      assert.deepEqual(events, ['plan change: change', 'switch']);
-      assert.deepEqual(
-        (await switchRecords(t)).map((r) => r.operation),
-        ['hold_power_plan'],
-      );
-    } finally {
-      await t.cleanup();
-    }
-  });
+  it('a set', () => oneSwitch('set_power_plan', { plan: 'high-performance' }));
+
+  it('a hold', () => oneSwitch('hold_power_plan', { plan: 'high-performance', for: '1h' }));
 
   it('a comparison: its steps and its restore inside one plan-change session', async () => {
     const t = await testDeps({}, { bench: new GatedBench(99).asService() });

@@ -41,3 +41,16 @@ export const testDeps = async (
     },
   };
 };
+
+/** Runs `fn` on fresh deps (see testDeps) and cleans them up whatever `fn` does. */
+export const withTestDeps = async <T>(
+  fn: (t: TestDeps) => Promise<T>,
+  ...args: Parameters<typeof testDeps>
+): Promise<T> => {
+  const t = await testDeps(...args);
+  try {
+    return await fn(t);
+  } finally {
+    await t.cleanup();
+  }
+};
