@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Effective } from '../../src/domain/idle.ts';
 import { localCaller } from '../../src/domain/scopes.ts';
+import type { PowerBackend } from '../../src/platform/backend.ts';
 import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
 import { SCHEME, SETTING } from '../../src/platform/windows/well-known.ts';
 import { createMcpServer } from '../../src/surfaces/mcp/server.ts';
@@ -160,51 +161,67 @@ describe('read-back without faults', () => {
   });
 });
 
+/**
+ * Makes a machine, switches it to `plan`, reads the switch back and hands the read-back and the
+ * machine to `fn`; the machine is cleaned up whatever `fn` does.
+ */
+const switchedTo = async <M extends { backend: PowerBackend; cleanup: () => Promise<unknown> }>(
+  made: Promise<M>,
+  plan: string,
+  fn: (e: Effective, machine: M) => Promise<void> = async () => {},
+): Promise<Effective> => {
+  const machine = await made;
+  try {
+    await machine.backend.setActive(plan);
+    const e = await machine.backend.checkEffective!(plan);
+    await fn(e, machine);
+    return e;
+  } finally {
+    await machine.cleanup();
+  }
+};
+
 describe('read-back at the source: the Windows emulators', () => {
   it('a value the active scheme reports differently is a setting that did not stick', async () => {
-    const emu = await emulate({
-      change: (s) => {
-        s.nonSticky = { [S.minState]: [5, 5] };
+    await switchedTo(
+      emulate({
+        change: (s) => {
+          s.nonSticky = { [S.minState]: [5, 5] };
+        },
+      }),
+      SCHEME.highPerformance,
+      async (e, emu) => {
+        assert.equal(e.matches, false);
+        assert.deepEqual(
+          e.mismatches.map((m) => [m.setting, m.wanted, m.got]),
+          [
+            ['minStatePercent.ac', 100, 5],
+            ['minStatePercent.dc', 100, 5],
+          ],
+        );
+        assert.match(e.mismatches[0]!.cause, /did not stick/);
+        assert.ok((await emu.calls('/qh')).some((a) => a[1] === 'SCHEME_CURRENT'));
       },
-    });
-    try {
-      await emu.backend.setActive(SCHEME.highPerformance);
-      const e = await emu.backend.checkEffective!(SCHEME.highPerformance);
-      assert.equal(e.matches, false);
-      assert.deepEqual(
-        e.mismatches.map((m) => [m.setting, m.wanted, m.got]),
-        [
-          ['minStatePercent.ac', 100, 5],
-          ['minStatePercent.dc', 100, 5],
-        ],
-      );
-      assert.match(e.mismatches[0]!.cause, /did not stick/);
-      assert.ok((await emu.calls('/qh')).some((a) => a[1] === 'SCHEME_CURRENT'));
-    } finally {
-      await emu.cleanup();
-    }
+    );
   });
 
   it('a group policy on one setting is read from the registry and named as the cause', async () => {
-    const emu = await emulate({
-      change: (s) => {
-        s.policySettings = { [S.idleDisable]: [1, 1] };
-      },
-    });
+    const e = await switchedTo(
+      emulate({
+        change: (s) => {
+          s.policySettings = { [S.idleDisable]: [1, 1] };
+        },
+      }),
+      SCHEME.highPerformance,
+    );
+    const m = e.mismatches.find((x) => x.setting === 'idleDisable.ac');
+    assert.equal(m?.got, 1);
+    assert.match(m?.cause ?? '', new RegExp(`group policy.*${SETTING.idleDisable}`));
+    const plain = await emulate();
     try {
-      await emu.backend.setActive(SCHEME.highPerformance);
-      const e = await emu.backend.checkEffective!(SCHEME.highPerformance);
-      const m = e.mismatches.find((x) => x.setting === 'idleDisable.ac');
-      assert.equal(m?.got, 1);
-      assert.match(m?.cause ?? '', new RegExp(`group policy.*${SETTING.idleDisable}`));
-      const plain = await emulate();
-      try {
-        assert.equal((await plain.backend.checkEffective!(SCHEME.balanced)).matches, true);
-      } finally {
-        await plain.cleanup();
-      }
+      assert.equal((await plain.backend.checkEffective!(SCHEME.balanced)).matches, true);
     } finally {
-      await emu.cleanup();
+      await plain.cleanup();
     }
   });
 });
@@ -217,55 +234,34 @@ describe('read-back at the source: tuned', () => {
   const sysfs = {
     tree: cpufreqTree(2, () => ({ scaling_driver: 'acpi-cpufreq', scaling_governor: 'performance' })),
   };
+  const tuned = (extra: object = {}) => build({ sysfs, tuned: { active: 'balanced', profiles, ...extra } });
 
   it('an option tuned ignores (misspelled in the profile) is a mismatch even when verify passes', async () => {
-    const b = await build({
-      sysfs,
-      tuned: {
-        active: 'balanced',
-        profiles,
-        ignoredOptions: { 'latency-performance': [['min_pef_pct', 'CPULatencyPlugin']] },
+    await switchedTo(
+      tuned({ ignoredOptions: { 'latency-performance': [['min_pef_pct', 'CPULatencyPlugin']] } }),
+      'latency-performance',
+      async (e, b) => {
+        assert.deepEqual(
+          e.mismatches.map((m) => m.setting),
+          ['min_pef_pct'],
+        );
+        assert.match(e.mismatches[0]!.cause, /misspelled/);
+        assert.ok((await b.calls('tuned-adm')).some((a) => a[0] === 'verify'));
       },
-    });
-    try {
-      await b.backend.setActive('latency-performance');
-      const e = await b.backend.checkEffective!('latency-performance');
-      assert.deepEqual(
-        e.mismatches.map((m) => m.setting),
-        ['min_pef_pct'],
-      );
-      assert.match(e.mismatches[0]!.cause, /misspelled/);
-      assert.ok((await b.calls('tuned-adm')).some((a) => a[0] === 'verify'));
-    } finally {
-      await b.cleanup();
-    }
+    );
   });
 
   it('a value tuned verify finds changed back is a mismatch with what it wanted and got', async () => {
-    const b = await build({
-      sysfs,
-      tuned: {
-        active: 'balanced',
-        profiles,
+    const e = await switchedTo(
+      tuned({
         notSticking: [{ device: 'cpu0', name: 'governor', got: 'powersave', expected: 'performance' }],
-      },
-    });
-    try {
-      await b.backend.setActive('latency-performance');
-      const e = await b.backend.checkEffective!('latency-performance');
-      assert.deepEqual(
-        e.mismatches.map((m) => [m.setting, m.wanted, m.got]),
-        [['governor (cpu0)', 'performance', 'powersave']],
-      );
-      const clean = await build({ sysfs, tuned: { active: 'balanced', profiles } });
-      try {
-        await clean.backend.setActive('latency-performance');
-        assert.equal((await clean.backend.checkEffective!('latency-performance')).matches, true);
-      } finally {
-        await clean.cleanup();
-      }
-    } finally {
-      await b.cleanup();
-    }
+      }),
+      'latency-performance',
+    );
+    assert.deepEqual(
+      e.mismatches.map((m) => [m.setting, m.wanted, m.got]),
+      [['governor (cpu0)', 'performance', 'powersave']],
+    );
+    assert.equal((await switchedTo(tuned(), 'latency-performance')).matches, true);
   });
 });
