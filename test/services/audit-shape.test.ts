@@ -47,6 +47,18 @@ const recordsSince = async (from: number, operation: AuditOperation) => {
 
 const count = async () => (await t!.deps.store.readLines('audit.jsonl')).length;
 
+/** The record of a restore since `from`: back on Balanced, restored. */
+const assertRestoreRecord = async (from: number, operation: AuditOperation) => {
+  const [restore] = await recordsSince(from, operation);
+  assert.deepEqual(
+    [restore!.after, restore!.result],
+    [{ id: SCHEME.balanced, name: 'Balanced' }, 'restored'],
+  );
+};
+
+const holdHighPerformance = () =>
+  call<{ hold: { id: string } }>(t!.deps, 'hold_power_plan', { plan: 'high-performance', for: '10m' });
+
 describe('one audit record shape for every caller of the plan-change service', () => {
   it('set_power_plan', async () => {
     t = await testDeps();
@@ -67,32 +79,19 @@ describe('one audit record shape for every caller of the plan-change service', (
   it('hold start, release and the restore it causes', async () => {
     t = await testDeps();
     let from = await count();
-    const h = await call<{ hold: { id: string } }>(t.deps, 'hold_power_plan', {
-      plan: 'high-performance',
-      for: '10m',
-    });
+    const h = await holdHighPerformance();
     const [started] = await recordsSince(from, 'hold_power_plan');
     assert.equal((started!.after as { id: string }).id, SCHEME.highPerformance);
     from = await count();
     await call(t.deps, 'release_power_plan', { id: h.hold.id });
     await recordsSince(from, 'release_power_plan');
-    const [restored] = await recordsSince(from, 'hold_restore');
-    assert.deepEqual(
-      [restored!.after, restored!.result],
-      [{ id: SCHEME.balanced, name: 'Balanced' }, 'restored'],
-    );
+    await assertRestoreRecord(from, 'hold_restore');
   });
 
   it('hold expiry (one of two holds, then the last one with its restore)', async () => {
     t = await testDeps();
-    const a = await call<{ hold: { id: string } }>(t.deps, 'hold_power_plan', {
-      plan: 'high-performance',
-      for: '10m',
-    });
-    const b = await call<{ hold: { id: string } }>(t.deps, 'hold_power_plan', {
-      plan: 'high-performance',
-      for: '10m',
-    });
+    const a = await holdHighPerformance();
+    const b = await holdHighPerformance();
     let from = await count();
     await expireInJournal(t.deps.store, a.hold.id);
     await t.deps.holds.list();
@@ -107,7 +106,7 @@ describe('one audit record shape for every caller of the plan-change service', (
 
   it('hold recovery at start', async () => {
     t = await testDeps();
-    await call(t.deps, 'hold_power_plan', { plan: 'high-performance', for: '10m' });
+    await holdHighPerformance();
     await t.deps.backend.setActive(SCHEME.balanced); // behind the service's back, or a crash before the switch
     const from = await count();
     await t.deps.planChange.recover();
@@ -140,11 +139,7 @@ describe('one audit record shape for every caller of the plan-change service', (
     await call(t.deps, 'compare_power_plans', { settleMs: 0 });
     const steps = await recordsSince(from, 'compare_power_plans');
     assert.deepEqual((steps[0]!.before as { id: string }).id, SCHEME.balanced);
-    const [restore] = await recordsSince(from, 'compare_restore');
-    assert.deepEqual(
-      [restore!.after, restore!.result],
-      [{ id: SCHEME.balanced, name: 'Balanced' }, 'restored'],
-    );
+    await assertRestoreRecord(from, 'compare_restore');
   });
 
   it('a failed switch is audited in the same shape, with its error', async () => {
