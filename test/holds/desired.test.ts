@@ -30,6 +30,10 @@ const moreChecks = async (deps: Deps, n: number) => {
 };
 
 for (const [name, makeRig] of rigs) {
+  /** A rig whose desired plan is enforced, checked every second. */
+  const enforcing = (plan: string) =>
+    makeRig({ POWERPLAN_DESIRED_PLAN: plan, POWERPLAN_ENFORCE: 'true', POWERPLAN_DESIRED_INTERVAL: '1' });
+
   describe(`desired state on the ${name}`, () => {
     let rig: Rig | undefined;
     afterEach(async () => {
@@ -105,11 +109,7 @@ for (const [name, makeRig] of rigs) {
     });
 
     it('reports drift but does not fight group policy', async () => {
-      rig = await makeRig({
-        POWERPLAN_DESIRED_PLAN: 'high-performance',
-        POWERPLAN_ENFORCE: 'true',
-        POWERPLAN_DESIRED_INTERVAL: '1',
-      });
+      rig = await enforcing('high-performance');
       const { deps } = rig;
       await rig.pinByPolicy();
       assert.equal((await deps.backend.getActive()).policyManaged, true);
@@ -129,11 +129,7 @@ for (const [name, makeRig] of rigs) {
     });
 
     it('does not fight a hold, and the restore after it lands in the desired state', async () => {
-      rig = await makeRig({
-        POWERPLAN_DESIRED_PLAN: 'balanced',
-        POWERPLAN_ENFORCE: 'true',
-        POWERPLAN_DESIRED_INTERVAL: '1',
-      });
+      rig = await enforcing('balanced');
       const { deps } = rig;
       deps.desired.start();
       deps.holds.start();
