@@ -57,6 +57,22 @@ const json = (stateDir: string, method: string, body: unknown) => ({
   body: JSON.stringify(body),
 });
 
+/**
+ * Starts a comparison on the service at `url` (its state in `t`) that settles `settleMs` on each
+ * plan, and waits until it has switched to High performance.
+ */
+const comparing = async (t: TestDeps, url: string, settleMs: number): Promise<void> => {
+  void fetch(
+    `${url}/v1/comparisons`,
+    json(t.dir, 'POST', { settleMs, threads: 1, idleGapsMs: [20], force: true }),
+  ).catch(() => undefined);
+  await until(
+    'the comparison switched to High performance',
+    async () => (await t.deps.backend.getActive()).plan?.id === SCHEME.highPerformance,
+    60_000,
+  );
+};
+
 describe('restart as PID 1 after SIGKILL', { skip: !canUnshare && 'needs Linux and unshare (root)' }, () => {
   let t: TestDeps;
   before(async () => {
@@ -71,15 +87,7 @@ describe('restart as PID 1 after SIGKILL', { skip: !canUnshare && 'needs Linux a
 
   it('mid-comparison: the lock left by pid 1 is taken over, the original plan restored, the next set answers 200', async () => {
     const first = await startAsPid1(t.env);
-    void fetch(
-      `${first.url}/v1/comparisons`,
-      json(t.dir, 'POST', { settleMs: 60_000, threads: 1, idleGapsMs: [20], force: true }),
-    ).catch(() => undefined);
-    await until(
-      'the comparison switched to High performance',
-      async () => (await active()) === SCHEME.highPerformance,
-      60_000,
-    );
+    await comparing(t, first.url, 60_000);
     const lock = JSON.parse(readFileSync(lockPath(), 'utf8')) as { pid: number; what: string };
     assert.equal(lock.pid, 1, 'the service runs as pid 1 and holds the plan lock');
     assert.match(lock.what, /compare_power_plans/);
@@ -146,15 +154,7 @@ describe('a comparison longer than the stale time keeps its lock', () => {
   it('another process cannot take the plan lock while the comparison runs, seconds past the stale time', async () => {
     const server = await startServer(t.env);
     try {
-      void fetch(
-        `${server.url}/v1/comparisons`,
-        json(t.dir, 'POST', { settleMs: 30_000, threads: 1, idleGapsMs: [20], force: true }),
-      ).catch(() => undefined);
-      await until(
-        'the comparison switched',
-        async () => (await t.deps.backend.getActive()).plan?.id === SCHEME.highPerformance,
-        60_000,
-      );
+      await comparing(t, server.url, 30_000);
       const lock = JSON.parse(readFileSync(join(t.dir, 'plan.lock'), 'utf8')) as { startedAt: string };
       await until(
         'three stale times have passed since the lock was taken',
