@@ -95,7 +95,7 @@ export const ConfigSchema = z.object({
     .default(10 * 1024 * 1024),
   auditFiles: z.coerce.number().int().min(1).max(100).default(5),
   /** Refused attempts to change a plan audited per minute; the rest are counted in one summary line. */
-  auditRefusalsPerMinute: z.coerce.number().int().min(1).max(10_000).default(30),
+  auditRefusals: z.coerce.number().int().min(1).max(10_000).default(30),
   /** Holds in force at once; one more is refused (409). */
   maxHolds: z.coerce.number().int().min(1).max(10_000).default(100),
   /** A lock not refreshed for this long is stale (its holder refreshes it every quarter of it). */
@@ -134,7 +134,7 @@ const variables: Record<keyof Config, string> = {
   fleetConcurrency: 'POWERPLAN_FLEET_CONCURRENCY',
   auditMaxBytes: 'POWERPLAN_AUDIT_MAX_BYTES',
   auditFiles: 'POWERPLAN_AUDIT_FILES',
-  auditRefusalsPerMinute: 'POWERPLAN_AUDIT_REFUSALS_PER_MINUTE',
+  auditRefusals: 'POWERPLAN_AUDIT_REFUSALS',
   maxHolds: 'POWERPLAN_MAX_HOLDS',
   lockStaleSeconds: 'POWERPLAN_LOCK_STALE_SECONDS',
   icacls: 'POWERPLAN_ICACLS',
@@ -172,7 +172,7 @@ export const configHelp: Record<keyof Config, string> = {
   fleetConcurrency: 'fleet hosts asked at once (default 16)',
   auditMaxBytes: 'size at which audit.jsonl is rotated (default 10485760)',
   auditFiles: 'audit files kept, the current one included (default 5)',
-  auditRefusalsPerMinute: 'refused plan changes audited per minute, then one summary line (default 30)',
+  auditRefusals: 'refused plan changes audited per minute, then one summary line (default 30)',
   maxHolds: 'holds in force at once; one more is refused with 409 (default 100)',
   lockStaleSeconds: 'a lock not refreshed for this long is stale (default 120)',
   icacls: 'icacls.exe that sets and checks the ACLs of the state directory and token file (Windows)',

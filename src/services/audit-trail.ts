@@ -5,7 +5,8 @@
  *
  * A refused attempt (invalid input, a missing scope, a conflict, a busy lock, an unknown plan: an
  * error answered 4xx before anything changed) is one `refused` record with the caller, the input
- * as sent (cleaned of control characters and cut to a bounded size) and why. At most
+ * as sent (cleaned of control characters and anything shaped like a token, cut to a bounded
+ * size) and why. At most
  * `refusalsPerMinute` are written a minute; the rest are counted and summed up in one
  * `suppressed` record when the minute ends, so a flood of refusals cannot fill the disk.
  */
@@ -25,9 +26,11 @@ const MAX_INPUT_JSON = 2_048;
 
 // Control and format characters (terminal escapes, bidi overrides, NUL) never reach the trail.
 const UNPRINTABLE = /[\p{Cc}\p{Cf}]/gu;
+// Nor does a token pasted into a field (or part of one): the prefix and base64url characters.
+const TOKEN_LIKE = /pp_[A-Za-z0-9_-]{8,}/g;
 
 const cut = (s: string, max: number): string => {
-  const clean = s.replace(UNPRINTABLE, '?');
+  const clean = s.replace(UNPRINTABLE, '?').replace(TOKEN_LIKE, 'pp_(a token, not recorded)');
   return clean.length > max ? `${clean.slice(0, max)}… (${clean.length - max} more characters)` : clean;
 };
 

@@ -45,7 +45,7 @@ export interface PlanChangeOptions {
   store: Store;
   backend: PowerBackend;
   log: Logger;
-  config: Pick<Config, 'lockStaleSeconds' | 'auditRefusalsPerMinute'>;
+  config: Pick<Config, 'lockStaleSeconds' | 'auditRefusals'>;
 }
 
 export class PlanChangeService {
@@ -61,7 +61,7 @@ export class PlanChangeService {
   constructor(o: PlanChangeOptions) {
     this.store = o.store;
     this.log = o.log;
-    this.trail = new AuditTrail({ ...o, refusalsPerMinute: o.config.auditRefusalsPerMinute });
+    this.trail = new AuditTrail({ ...o, refusalsPerMinute: o.config.auditRefusals });
     this.effective = new ReadBack(o);
     this.steps = new ChangeSteps({ ...o, trail: this.trail, readBack: this.effective });
     this.recovery = new Recovery({ ...o, trail: this.trail, steps: this.steps });

@@ -19,7 +19,7 @@ interface Problem {
 
 describe('live holds are capped', () => {
   const h = perBlock(
-    () => secureHarness({ POWERPLAN_AUDIT_REFUSALS_PER_MINUTE: '10' }),
+    () => secureHarness({ POWERPLAN_AUDIT_REFUSALS: '10' }),
     (x) => x.cleanup(),
   );
   const post = (path: string, method: string, body: unknown) =>

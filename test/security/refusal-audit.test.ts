@@ -169,6 +169,12 @@ describe('REST: each refused plan change is one audit record', () => {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: what must not be there
     assert.doesNotMatch(json.replace(/\\u00[0-9a-f]{2}/g, ''), /[\u0000-\u001f\u007f\u202e]/);
     assert.doesNotMatch(JSON.stringify(r.input), /\\u001b|\\u0007/);
+    // A token pasted into a field is refused as a plan, and recorded as no token.
+    const pasted = await oneRefusal(h.t, 'set_power_plan', async () => {
+      const res = await send('PUT', '/v1/plans/active', h.tokens.control, { plan: h.tokens.control });
+      assert.equal(res.status, 404);
+    });
+    assert.ok(!JSON.stringify(pasted).includes(h.tokens.control.slice(3, 20)), JSON.stringify(pasted));
   });
 });
 
@@ -245,7 +251,7 @@ describe('CLI: refused commands are audited (as the local caller)', () => {
 });
 
 describe('a flood of refusals is capped', () => {
-  const t = depsPerBlock({ POWERPLAN_AUDIT_REFUSALS_PER_MINUTE: '20' });
+  const t = depsPerBlock({ POWERPLAN_AUDIT_REFUSALS: '20' });
 
   it('1000 refused attempts leave 20 records and one summary of the other 980', async () => {
     const from = await count(t);
