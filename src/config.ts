@@ -20,6 +20,16 @@ const defaultPowercfg = (env: NodeJS.ProcessEnv): string =>
 const defaultIcacls = (env: NodeJS.ProcessEnv): string =>
   join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'icacls.exe');
 
+/** Windows PowerShell, which reads the owner of the state directory and the token file (icacls cannot). */
+const defaultPowershell = (env: NodeJS.ProcessEnv): string =>
+  join(
+    env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows',
+    'System32',
+    'WindowsPowerShell',
+    'v1.0',
+    'powershell.exe',
+  );
+
 /** reg.exe, for the group policy and code page lookups of the Windows backend. */
 const defaultReg = (env: NodeJS.ProcessEnv): string =>
   join(env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows', 'System32', 'reg.exe');
@@ -101,6 +111,7 @@ export const ConfigSchema = z.object({
   /** A lock not refreshed for this long is stale (its holder refreshes it every quarter of it). */
   lockStaleSeconds: z.coerce.number().min(0.2).max(86_400).default(120),
   icacls: z.string().min(1),
+  powershell: z.string().min(1),
   /** Check and set the ACL of the state directory and token file: on Windows (auto) or always. */
   aclCheck: z.enum(['auto', 'always']).default('auto'),
 });
@@ -138,6 +149,7 @@ const variables: Record<keyof Config, string> = {
   maxHolds: 'POWERPLAN_MAX_HOLDS',
   lockStaleSeconds: 'POWERPLAN_LOCK_STALE_SECONDS',
   icacls: 'POWERPLAN_ICACLS',
+  powershell: 'POWERPLAN_POWERSHELL',
   aclCheck: 'POWERPLAN_ACL_CHECK',
 };
 
@@ -176,6 +188,7 @@ export const configHelp: Record<keyof Config, string> = {
   maxHolds: 'holds in force at once; one more is refused with 409 (default 100)',
   lockStaleSeconds: 'a lock not refreshed for this long is stale (default 120)',
   icacls: 'icacls.exe that sets and checks the ACLs of the state directory and token file (Windows)',
+  powershell: 'powershell.exe that reads the owner of the state directory and token file (Windows)',
   aclCheck: 'auto: check and set ACLs on Windows; always: everywhere (default auto)',
 };
 
@@ -189,6 +202,7 @@ export const loadConfig = (
     reg: defaultReg(env),
     wevtutil: defaultWevtutil(env),
     icacls: defaultIcacls(env),
+    powershell: defaultPowershell(env),
   };
   for (const [key, name] of Object.entries(variables) as [keyof Config, string][]) {
     const value = flags[key] ?? env[name];

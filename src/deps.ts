@@ -17,6 +17,7 @@ import { DesiredService } from './services/desired.ts';
 import { FleetService } from './services/fleet/fleet.ts';
 import { HoldsService } from './services/holds.ts';
 import { PlanChangeService } from './services/plan-change.ts';
+import { StatusService } from './services/status.ts';
 
 export interface Deps {
   config: Config;
@@ -34,6 +35,8 @@ export interface Deps {
   bench: BenchmarkService;
   /** The fan-out to other agents (its connections closed by `stop`). */
   fleet: FleetService;
+  /** The status read model behind /metrics, /healthz and the MCP status resource. */
+  status: StatusService;
   /**
    * Starts the service. With `serve` (the listen of a long-running server): the temporary files
    * a crash left are removed, what a dead process left is settled (start-up recovery), `serve`
@@ -71,6 +74,19 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
     overrides.desired ?? new DesiredService({ store, backend, log, config, planChange, holds, schedule });
   const comparisons = overrides.comparisons ?? new ComparisonService();
   const fleet = overrides.fleet ?? new FleetService(config, log);
+  const bench = overrides.bench ?? new BenchmarkService({ store, log, shutdown: shutdown.signal });
+  const status =
+    overrides.status ??
+    new StatusService({
+      config,
+      store,
+      backend,
+      bench,
+      holds,
+      desired,
+      planChange,
+      log,
+    });
   shutdown.signal.addEventListener(
     'abort',
     () => {
@@ -92,7 +108,8 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
     comparisons,
     shutdown,
     fleet,
-    bench: overrides.bench ?? new BenchmarkService({ store, log, shutdown: shutdown.signal }),
+    bench,
+    status,
     start: async ({ serve } = {}) => {
       if (!serve || shutdown.signal.aborted) return;
       const removed = removeLeftovers(config.stateDir);

@@ -3,70 +3,25 @@
  * <url>" line, its resident memory, and autocannon run as its own process (the load generator must
  * not share the event loop, or the CPU accounting, of the script or the server).
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { minimalEnv, repoRoot, type Serving, startServing } from '../../scripts/lib/serve.mjs';
 
-export const repoRoot = resolve(import.meta.dirname, '..', '..');
+export { repoRoot };
 export const tsxCli = join(repoRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const autocannonCli = join(repoRoot, 'node_modules', 'autocannon', 'autocannon.js');
 const execFileP = promisify(execFile);
 
-export interface ServerProcess {
-  url: string;
-  /** The output up to and including the "listening" line. */
-  banner: string;
-  child: ChildProcess;
-  /** Milliseconds from spawn to the "listening" line. */
-  listeningMs: number;
-  stop(): Promise<void>;
-}
+export type ServerProcess = Serving;
 
-/** Spawns `node <args>` and resolves once it prints `listening on <url>`. */
-export const startProcess = (
-  args: string[],
-  env: Record<string, string> = {},
-  timeoutMs = 60_000,
-): Promise<ServerProcess> =>
-  new Promise((resolvePromise, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, args, {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`no "listening on" within ${timeoutMs} ms: ${out}${err}`));
-    }, timeoutMs);
-    child.stderr!.on('data', (d) => {
-      err += d;
-    });
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (\S+)/.exec(out);
-      if (m && timer) {
-        clearTimeout(timer);
-        resolvePromise({
-          url: m[1]!,
-          banner: out,
-          child,
-          listeningMs: performance.now() - t0,
-          stop: () => {
-            if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-            return exited;
-          },
-        });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening: ${out}${err}`));
-    });
+/** Spawns `node <args>` from the repository and resolves once it prints `listening on <url>` (60 s at most). */
+export const startProcess = (args: string[], env: Record<string, string> = {}): Promise<ServerProcess> =>
+  startServing(process.execPath, args, {
+    cwd: repoRoot,
+    env: { ...minimalEnv(), ...env },
+    timeoutMs: 60_000,
   });
 
 /** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status). */

@@ -1,16 +1,14 @@
-export declare const STANDINS: Record<
-  'powercfg' | 'reg' | 'icacls' | 'wevtutil' | 'powerplan-service',
-  string
->;
+export type Standin = 'powercfg' | 'reg' | 'icacls' | 'powershell' | 'wevtutil' | 'powerplan-service';
+export declare const STANDINS: Record<Standin, string>;
 export declare const linkStandins: (
   exe: string,
   dir: string,
   env?: Record<string, string>,
-) => Record<'powercfg' | 'reg' | 'icacls' | 'wevtutil' | 'powerplan-service', string>;
+) => Record<Standin, string>;
 export declare const buildStandins: (
   dir: string,
   prefix?: unknown,
 ) => Promise<{
   exe: string;
-  paths: Record<'powercfg' | 'reg' | 'icacls' | 'wevtutil' | 'powerplan-service', string>;
+  paths: Record<Standin, string>;
 }>;

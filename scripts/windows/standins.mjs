@@ -1,7 +1,8 @@
 // Builds the .exe stand-ins for the Windows commands the product runs (powercfg.exe, reg.exe,
-// icacls.exe), each running its emulator from test/emulators/ (see standin.cjs). Wine has no
+// icacls.exe, powershell.exe), each running its emulator from test/emulators/ (see standin.cjs). Wine has no
 // powercfg.exe and its icacls.exe is a stub that prints nothing, so the Windows tier points
-// POWERPLAN_POWERCFG, POWERPLAN_REG and POWERPLAN_ICACLS at these.
+// POWERPLAN_POWERCFG, POWERPLAN_REG, POWERPLAN_ICACLS and POWERPLAN_POWERSHELL at these
+// (Wine has no PowerShell).
 import { copyFileSync, linkSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildSea } from './sea.mjs';
@@ -13,6 +14,7 @@ export const STANDINS = {
   powercfg: 'test/emulators/powercfg.mjs',
   reg: 'test/emulators/reg-win.mjs',
   icacls: 'test/emulators/icacls.mjs',
+  powershell: 'test/emulators/powershell.mjs',
   wevtutil: 'test/emulators/wevtutil.mjs',
   // WinSW, as powerplan-service.exe beside powerplan.exe (a .NET program: not run under Wine).
   'powerplan-service': 'test/emulators/winsw.mjs',

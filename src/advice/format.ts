@@ -1,14 +1,24 @@
 /** Plain-text renderings of advice and comparisons for a person at a terminal (the CLI's default output). */
 import type { ComparisonResult, Difference, Recommendation } from '../domain/advice.ts';
-import { signed, table } from '../lib/table.ts';
+import { facts, signed, table } from '../lib/table.ts';
 
 export const formatRecommendation = (r: Recommendation): string =>
   [
     r.summary,
-    `  Workload      ${r.workload}`,
-    `  Recommended   ${r.recommended ? `${r.recommended.name} (${r.recommended.id}) [${r.recommended.kind}]${r.recommended.installed ? '' : ', not installed yet'}` : 'none'}`,
-    `  Confidence    ${r.confidence}: ${r.confidenceReason}`,
-    `  Basis         ${r.basis.kind}: ${r.basis.text}`,
+    ...facts(
+      [
+        ['Workload', r.workload],
+        [
+          'Recommended',
+          r.recommended
+            ? `${r.recommended.name} (${r.recommended.id}) [${r.recommended.kind}]${r.recommended.installed ? '' : ', not installed yet'}`
+            : 'none',
+        ],
+        ['Confidence', `${r.confidence}: ${r.confidenceReason}`],
+        ['Basis', `${r.basis.kind}: ${r.basis.text}`],
+      ],
+      { width: 13 },
+    ),
     'Reasons:',
     ...r.reasons.map((x) => `  - ${x.text}`),
     ...(r.expectedGain?.length ? ['Expected gain:', ...r.expectedGain.map((g) => `  - ${g.text}`)] : []),

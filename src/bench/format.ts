@@ -1,6 +1,6 @@
 /** Plain-text renderings of benchmark results for a person at a terminal (the CLI's default output). */
 import type { BenchmarkList, BenchmarkResult, Stats } from '../domain/benchmark.ts';
-import { signed, table } from '../lib/table.ts';
+import { type Fact, facts, signed, table } from '../lib/table.ts';
 
 const indent = (text: string): string => text.replace(/^/gm, '  ');
 const threads = (n: number): string => `${n} thread${n === 1 ? '' : 's'}`;
@@ -9,17 +9,32 @@ const num = (x: number, digits = 1): string => x.toFixed(digits);
 const range = (s: Stats, digits = 1): string =>
   `${num(s.median, digits)} ${s.unit} (p10 ${num(s.p10, digits)}, p90 ${num(s.p90, digits)}, n=${s.n})`;
 const mark = (noisy: boolean): string => (noisy ? '  [noisy]' : '');
+/** The result's figures, their values in one column. */
+const figures = (rows: Fact[]): string[] => facts(rows, { width: 15, indent: '' });
 
 export const formatResult = (r: BenchmarkResult): string => {
   const { phases: ph, environment: env } = r;
   const plan = env.activePlan?.plan;
   const lines = [
     `Benchmark ${r.id}: ${r.profile} profile, ${threads(r.threads)}, ${num(r.durationMs / 1000)} s`,
-    `  Plan          ${plan ? `${plan.name} (${plan.id})` : 'none exposed'} [${env.backend}]`,
-    `  CPU           ${env.cpu.model}, ${env.cpu.logicalCpus} logical CPUs${env.virtualization?.detected ? `, VM (${env.virtualization.kind ?? 'unknown'})` : ''}`,
-    `  Load before   ${num(env.loadBefore.cpuBusyPercent)}% busy${r.forced ? ' (forced)' : ''}`,
+    ...facts(
+      [
+        ['Plan', `${plan ? `${plan.name} (${plan.id})` : 'none exposed'} [${env.backend}]`],
+        [
+          'CPU',
+          `${env.cpu.model}, ${env.cpu.logicalCpus} logical CPUs${env.virtualization?.detected ? `, VM (${env.virtualization.kind ?? 'unknown'})` : ''}`,
+        ],
+        ['Load before', `${num(env.loadBefore.cpuBusyPercent)}% busy${r.forced ? ' (forced)' : ''}`],
+      ],
+      { width: 13 },
+    ),
     '',
-    `Warm burst      ${range(ph.warmBaseline.burstMs, 2)} for ${ph.warmBaseline.burstUnits} units of ${num(ph.calibration.unitMs.value, 2)} ms${mark(ph.warmBaseline.noisy)}`,
+    ...figures([
+      [
+        'Warm burst',
+        `${range(ph.warmBaseline.burstMs, 2)} for ${ph.warmBaseline.burstUnits} units of ${num(ph.calibration.unitMs.value, 2)} ms${mark(ph.warmBaseline.noisy)}`,
+      ],
+    ]),
     'Burst after idle (penalty = slower than warm):',
     indent(
       table(
@@ -39,19 +54,30 @@ export const formatResult = (r: BenchmarkResult): string => {
     ...(ph.wakeUp
       ? [
           `Wake-up after idle (small unit ${num(ph.wakeUp.unitUs.value, 1)} us warm, ${ph.wakeUp.rounds} samples per gap):`,
-          `  ${'gap'.padStart(8)}  ${'overshoot p50/p99/max us'.padEnd(26)} first unit p50/p99 x warm`,
-          ...ph.wakeUp.gaps.map(
-            (g) =>
-              `  ${`${g.gapUs >= 1000 ? `${g.gapUs / 1000} ms` : `${g.gapUs} us`}`.padStart(8)}  ` +
-              `${`${num(g.overshootUs.p50)} / ${num(g.overshootUs.p99)} / ${num(g.overshootUs.max)}`.padEnd(26)} ` +
+          table(
+            ['gap', 'overshoot p50/p99/max us', 'first unit p50/p99 x warm'],
+            ph.wakeUp.gaps.map((g) => [
+              g.gapUs >= 1000 ? `${g.gapUs / 1000} ms` : `${g.gapUs} us`,
+              `${num(g.overshootUs.p50)} / ${num(g.overshootUs.p99)} / ${num(g.overshootUs.max)}`,
               `${num(g.firstUnitSlowdown.p50, 2)} / ${num(g.firstUnitSlowdown.p99, 2)}`,
+            ]),
+            ['right'],
+            '  ',
           ),
         ]
       : []),
-    `Single thread   ${num(ph.sustainedSingle.throughput.value)} Mops/s${mark(ph.sustainedSingle.noisy)}`,
-    `All cores       ${num(ph.sustainedAllCore.throughput.value)} Mops/s on ${threads(ph.sustainedAllCore.threads)} ` +
-      `(speedup ${num(ph.sustainedAllCore.speedup.value, 2)}x, efficiency ${num(ph.sustainedAllCore.scalingEfficiency.value * 100, 0)}%)${mark(ph.sustainedAllCore.noisy)}`,
-    ...(r.summary.headline ? [`Both halves     ${r.summary.headline}`] : []),
+    ...figures([
+      [
+        'Single thread',
+        `${num(ph.sustainedSingle.throughput.value)} Mops/s${mark(ph.sustainedSingle.noisy)}`,
+      ],
+      [
+        'All cores',
+        `${num(ph.sustainedAllCore.throughput.value)} Mops/s on ${threads(ph.sustainedAllCore.threads)} ` +
+          `(speedup ${num(ph.sustainedAllCore.speedup.value, 2)}x, efficiency ${num(ph.sustainedAllCore.scalingEfficiency.value * 100, 0)}%)${mark(ph.sustainedAllCore.noisy)}`,
+      ],
+      ['Both halves', r.summary.headline || undefined],
+    ]),
     ...r.warnings.map((w) => `Warning: ${w}`),
   ];
   return lines.join('\n');

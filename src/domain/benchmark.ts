@@ -220,13 +220,18 @@ export const BenchmarkEnvironment = z
   });
 export type BenchmarkEnvironment = z.infer<typeof BenchmarkEnvironment>;
 
+/** The fields a stored summary repeats from the result it sums up. */
+const runFields = {
+  id: BenchmarkId,
+  startedAt: z.string().describe('ISO 8601 time the run started (after the busy guard).'),
+  durationMs: z.number().describe('Wall time of the whole run (ms).'),
+  profile: BenchmarkProfile,
+  threads: z.number().int().describe('Threads of the all-core phase.'),
+};
+
 export const BenchmarkSummary = z
   .object({
-    id: BenchmarkId,
-    startedAt: z.string().describe('ISO 8601 start time.'),
-    durationMs: z.number().describe('Wall time of the whole run (ms).'),
-    profile: BenchmarkProfile,
-    threads: z.number().int().describe('Threads of the all-core phase.'),
+    ...runFields,
     plan: z
       .string()
       .nullable()
@@ -254,13 +259,9 @@ export type BenchmarkSummary = z.infer<typeof BenchmarkSummary>;
 
 export const BenchmarkResult = z
   .object({
-    id: BenchmarkId,
-    startedAt: z.string().describe('ISO 8601 time the run started (after the busy guard).'),
+    ...runFields,
     finishedAt: z.string().describe('ISO 8601 time the run finished.'),
-    durationMs: z.number().describe('Wall time of the run (ms).'),
     capMs: z.number().describe('Hard cap on the duration; the run is stopped when it is reached (ms).'),
-    profile: BenchmarkProfile,
-    threads: z.number().int().describe('Threads of the all-core phase.'),
     idleGapsMs: z.array(z.number().int()).describe('The idle gap ladder used (ms).'),
     repetitions: z.number().int().describe('Bursts timed per idle gap.'),
     forced: z.boolean().describe('True when the busy guard was overridden with force.'),

@@ -111,11 +111,31 @@ export const IdleStates = z
   });
 export type IdleStates = z.infer<typeof IdleStates>;
 
+/** Idle states where only the Windows plan's idle settings are known (powercfg, or its simulation). */
+export const windowsIdleStates = (
+  source: 'powercfg' | 'simulated',
+  windows: WindowsIdleSettings,
+): IdleStates => ({
+  source,
+  driver: null,
+  governor: null,
+  cpus: 0,
+  states: [],
+  deepestEnabled: null,
+  pmQos: null,
+  windows,
+});
+
+/** Where and when a Kernel-Processor-Power event was written: the fields events 55 and 37 share. */
+const eventOrigin = {
+  group: z.number().int().describe('Processor group.'),
+  time: z.string().nullable().describe('ISO 8601 time of the event.'),
+};
+
 export const ProcessorGroupCapabilities = z
   .object({
-    group: z.number().int().describe('Processor group.'),
+    ...eventOrigin,
     processor: z.number().int().describe('The processor the latest event 55 of this group was about.'),
-    time: z.string().nullable().describe('ISO 8601 time of the event.'),
     idleStateCount: z.number().int().nullable().describe('Idle states the firmware exposes.'),
     idleImplementation: z.number().int().nullable().describe('Idle state type code (1: ACPI C-states, ...).'),
     performanceImplementation: z
@@ -137,9 +157,8 @@ export type ProcessorGroupCapabilities = z.infer<typeof ProcessorGroupCapabiliti
 
 export const FirmwareLimit = z
   .object({
-    group: z.number().int(),
-    processor: z.number().int(),
-    time: z.string().nullable().describe('ISO 8601 time of the event.'),
+    ...eventOrigin,
+    processor: z.number().int().describe('The processor the event was about.'),
     seconds: z.number().nullable().describe('How long the processor ran limited since the last report (s).'),
   })
   .meta({
@@ -193,11 +212,14 @@ export const Control = z
   });
 export type Control = z.infer<typeof Control>;
 
+/** The value of one setting, as a plan or the system holds it. */
+const SettingValue = z.union([z.number(), z.string(), z.boolean(), z.null()]);
+
 export const SettingDifference = z
   .object({
     setting: z.string().describe('The setting, e.g. `minStatePercent.ac`, `idleDisable.ac`.'),
-    stock: z.union([z.number(), z.string(), z.boolean(), z.null()]).describe('Its value in the stock plan.'),
-    value: z.union([z.number(), z.string(), z.boolean(), z.null()]).describe('Its value in this plan.'),
+    stock: SettingValue.describe('Its value in the stock plan.'),
+    value: SettingValue.describe('Its value in this plan.'),
   })
   .meta({
     id: 'SettingDifference',
@@ -210,8 +232,8 @@ export const Mismatch = z
     setting: z
       .string()
       .describe('The setting that did not take effect, e.g. `minStatePercent.ac`, `governor`.'),
-    wanted: z.union([z.number(), z.string(), z.boolean(), z.null()]).describe('What the plan asks for.'),
-    got: z.union([z.number(), z.string(), z.boolean(), z.null()]).describe('What is in force.'),
+    wanted: SettingValue.describe('What the plan asks for.'),
+    got: SettingValue.describe('What is in force.'),
     cause: z.string().describe('The probable cause, and what to do about it.'),
   })
   .meta({ id: 'Mismatch', description: 'A setting the switch asked for that is not in force.' });

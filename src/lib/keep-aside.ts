@@ -1,28 +1,20 @@
 /**
  * Damaged state files: a file that exists but cannot be read or does not fit its schema is moved
  * aside as `<name>.corrupt-<UTC time>`, never overwritten and never deleted, so that the next
- * write cannot destroy what it held (a pending restore, benchmark results, tokens). Absent is not
- * damaged: an absent file is simply empty. The kept copies are what /healthz and /metrics report
- * until an operator has looked at them and removed them.
+ * write cannot destroy what it held. Absent is not damaged: an absent file is simply empty. The
+ * kept copies stay listed until someone has looked at them and removed them. Which files matter
+ * and how (a journal whose loss leaves work owed) is the caller's to say: nothing here knows a
+ * file's name.
  */
 import { type BigIntStats, readdirSync, statSync } from 'node:fs';
 import { link, lstat, rm } from 'node:fs/promises';
-import { basename, dirname, resolve } from 'node:path';
-
-/** Files whose loss may leave a restore owed: their damage is warned about on every plan read. */
-export const JOURNAL_FILES: ReadonlySet<string> = new Set([
-  'restore-journal.json',
-  'holds.json',
-  'compare-journal.json',
-]);
+import { basename, dirname } from 'node:path';
 
 export interface DamagedFile {
-  /** The file that was damaged, e.g. `holds.json`. */
+  /** The file that was damaged, e.g. `state.json`. */
   file: string;
-  /** The kept copy, e.g. `holds.json.corrupt-20260130T101500123Z`, in the same directory. */
+  /** The kept copy, e.g. `state.json.corrupt-20260130T101500123Z`, in the same directory. */
   keptAs: string;
-  /** True for a restore journal: a restore may be pending; the kept copy names the plan. */
-  journal: boolean;
 }
 
 const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, '').replace('.', '');
@@ -59,8 +51,8 @@ export const keepAside = async (path: string, ino: bigint | number): Promise<str
 
 /**
  * A directory's names, listed again only when the directory itself changed (its mtime, inode or
- * link count): /healthz and every read of the active plan ask, and a stat costs far less than a
- * listing of a state directory that may hold rotated audit files. A directory changed in the last
+ * link count): a health check or a read on every request may ask, and a stat costs far less than a
+ * listing of a directory that may hold many rotated log files. A directory changed in the last
  * two seconds is always listed: file times are coarser than the clock (a kernel tick), so a change
  * in the same tick as the listing would leave the same mtime.
  */
@@ -89,36 +81,15 @@ const namesIn = (dir: string): string[] => {
   return names;
 };
 
-/** The kept copies of damaged files in `dir` (optionally only those of one file name). */
+/** The kept copies of damaged files in `dir` (optionally only those of one file name), by name. */
 export const damagedFiles = (dir: string, only?: string): DamagedFile[] => {
-  return namesIn(dir)
-    .map((keptAs) => ({ keptAs, m: /^(.+)\.corrupt-\d{8}T\d{9}Z(?:-\d+)?$/.exec(keptAs) }))
-    .filter(({ m }) => m && (only === undefined || m[1] === only))
-    .map(({ keptAs, m }) => ({ file: m![1]!, keptAs, journal: JOURNAL_FILES.has(m![1]!) }))
-    .sort((a, b) => a.keptAs.localeCompare(b.keptAs));
+  const found: DamagedFile[] = [];
+  for (const keptAs of namesIn(dir)) {
+    const file = /^(.+)\.corrupt-\d{8}T\d{9}Z(?:-\d+)?$/.exec(keptAs)?.[1];
+    if (file !== undefined && (only === undefined || file === only)) found.push({ file, keptAs });
+  }
+  return found.sort((a, b) => a.keptAs.localeCompare(b.keptAs));
 };
 
-/** `damagedFiles` for the directory of `path`, for files kept beside it (the token file). */
+/** `damagedFiles` for the directory of `path`, for the copies of that one file kept beside it. */
 export const damagedBeside = (path: string): DamagedFile[] => damagedFiles(dirname(path), basename(path));
-
-export interface StateHealth {
-  status: 'ok' | 'degraded';
-  damaged: DamagedFile[];
-}
-
-/** /healthz: degraded while a kept copy of a damaged state file (or token file) is present. */
-export const stateHealth = (stateDir: string, tokenFile: string | undefined): StateHealth => {
-  const besideTokens = tokenFile && resolve(dirname(tokenFile)) !== resolve(stateDir);
-  const damaged = [...damagedFiles(stateDir), ...(besideTokens ? damagedBeside(tokenFile) : [])];
-  return { status: damaged.length ? 'degraded' : 'ok', damaged };
-};
-
-/** What get_active_power_plan and the page say while a damaged restore journal is kept aside. */
-export const journalWarnings = (damaged: readonly DamagedFile[]): string[] =>
-  damaged
-    .filter((d) => d.journal)
-    .map(
-      (d) =>
-        `The restore journal ${d.file} was damaged and kept aside as ${d.keptAs} in the state directory: a restore may be pending. ` +
-        'Its restorePlanId names the plan that was in force before; set that plan if it is not in force, then remove the kept copy.',
-    );

@@ -19,8 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PowerPlanError } from '../domain/errors.ts';
 import { type RunFn, runCommand } from './run-command.ts';
+import { isUnparsed, parseSddl } from './sddl.ts';
 
-/** The principals allowed to write: LocalSystem and the Administrators group (aliases and SIDs). */
+/** The principals allowed to write and to own: LocalSystem and the Administrators group (aliases and SIDs). */
 const TRUSTED = new Set(['SY', 'BA', 'S-1-5-18', 'S-1-5-32-544']);
 /** CREATOR OWNER only applies to whoever creates a child, which only trusted principals can. */
 const CREATOR_OWNER = new Set(['CO', 'S-1-3-0']);
@@ -63,77 +64,162 @@ const RIGHTS: Record<string, number> = {
   CR: 0x100,
 };
 
+/** The mask of an SDDL rights field; a code that is not known counts as write (fail closed). */
 const rightsMask = (rights: string): number => {
   if (/^0x[0-9a-f]+$/i.test(rights)) return Number.parseInt(rights, 16);
+  if (/^\d+$/.test(rights)) return Number(rights);
   let mask = 0;
   for (let i = 0; i < rights.length; i += 2) mask |= RIGHTS[rights.slice(i, i + 2)] ?? WRITE_BITS;
   return mask;
 };
 
+/** What an entry shows in a refusal when it has no principal to name. */
+const shown = (text: string) => `unreadable entry ${text.length > 60 ? `${text.slice(0, 57)}...` : text}`;
+
 /**
  * The principals (SIDs or SDDL aliases) that a DACL in SDDL lets write, other than SYSTEM and
- * Administrators. Grammar: `D:<flags>(<type>;<flags>;<rights>;<object>;<inherited object>;<sid>)...`.
- * Only allow entries count; an entry that is not understood counts as granting write.
+ * Administrators. Fail closed: no DACL (or `NO_ACCESS_CONTROL`) is everyone; a conditional
+ * (callback) entry counts as granting what it names whatever its condition, a conditional deny
+ * too (its condition decides when it applies, which this check does not evaluate); an entry of a
+ * type, right or shape that is not understood, and text after the entries, count as writers.
+ * Plain deny entries grant nothing; inherit-only entries count (they reach what is created inside).
  */
 export const writersBeyondAdmins = (sddl: string): string[] => {
-  const dacl = /D:[A-Z]*((?:\([^)]*\))*)/.exec(sddl)?.[1];
-  if (dacl === undefined) return ['(no DACL: everyone)'];
+  const sd = parseSddl(sddl);
+  if (!sd.dacl) return ['(no DACL: everyone)'];
   const out = new Set<string>();
-  for (const [, ace] of dacl.matchAll(/\(([^)]*)\)/g)) {
-    const [type, , rights = '', , , sid = ''] = ace!.split(';');
-    if (type !== 'A' && type !== 'OA') continue;
-    if (TRUSTED.has(sid) || CREATOR_OWNER.has(sid)) continue;
-    if (rightsMask(rights) & WRITE_BITS) out.add(sid);
+  for (const entry of sd.dacl.entries) {
+    if (isUnparsed(entry)) {
+      out.add(shown(entry.unparsed));
+      continue;
+    }
+    if (TRUSTED.has(entry.sid)) continue;
+    if (entry.type === 'D' || entry.type === 'OD') continue;
+    if (entry.type === 'A' || entry.type === 'OA') {
+      if (!CREATOR_OWNER.has(entry.sid) && rightsMask(entry.rights) & WRITE_BITS) out.add(entry.sid);
+      continue;
+    }
+    // Conditional (XA, XD, ZA) and every other type in a DACL.
+    out.add(entry.sid);
   }
+  if (sd.trailing !== undefined) out.add(shown(sd.trailing));
   return [...out];
+};
+
+/**
+ * What is unsafe in a security descriptor: an owner that is not SYSTEM or Administrators (an owner
+ * may always change the ACL; `(no owner)` when the text names none), and the writers beyond them.
+ */
+export const unsafeAccess = (sddl: string): { owner?: string; writers: string[] } => {
+  const { owner = '(no owner)' } = parseSddl(sddl);
+  const writers = writersBeyondAdmins(sddl);
+  return TRUSTED.has(owner) ? { writers } : { owner, writers };
 };
 
 export interface AclOptions {
   icacls: string;
+  /** Windows PowerShell, which reads the owner (icacls cannot show it). */
+  powershell?: string;
   run?: RunFn;
 }
 
-/** The command that gives `path` the service's ACL (SYSTEM and Administrators, full control). */
-export const fixArgs = (path: string, directory: boolean): string[] => {
+/**
+ * The icacls commands that give `path` the service's owner (Administrators) and ACL (SYSTEM and
+ * Administrators, full control, nothing inherited), in this order.
+ */
+export const fixCommands = (path: string, directory: boolean): string[][] => {
   const inherit = directory ? '(OI)(CI)' : '';
-  return [path, '/inheritance:r', '/grant:r', `*S-1-5-18:${inherit}F`, `*S-1-5-32-544:${inherit}F`];
+  return [
+    [path, '/setowner', '*S-1-5-32-544'],
+    // Drops every explicit entry (a planted one included), then every inherited one.
+    [path, '/reset'],
+    [path, '/inheritance:r', '/grant:r', `*S-1-5-18:${inherit}F`, `*S-1-5-32-544:${inherit}F`],
+  ];
 };
 
-const icaclsFailed = (what: string, path: string, r: { stdout: Buffer; stderr: Buffer; exitCode: number }) =>
+const failed = (
+  tool: string,
+  what: string,
+  path: string,
+  r: { stdout: Buffer; stderr: Buffer; exitCode: number },
+) =>
   new PowerPlanError(
     'os_error',
-    `icacls could not ${what} ${path} (exit code ${r.exitCode}): ${(r.stderr.toString('utf8') || r.stdout.toString('utf8')).trim()}`,
+    `${tool} could not ${what} ${path} (exit code ${r.exitCode}): ${(r.stderr.toString('utf8') || r.stdout.toString('utf8')).trim()}`,
   );
 
-/** Gives `path` the explicit ACL: SYSTEM and Administrators only, nothing inherited. */
+/** Gives `path` the Administrators group as owner and the explicit ACL: SYSTEM and Administrators only, nothing inherited. */
 export const restrictToAdmins = async (path: string, directory: boolean, o: AclOptions): Promise<void> => {
-  const r = await (o.run ?? runCommand)(o.icacls, fixArgs(path, directory));
-  if (r.exitCode !== 0) throw icaclsFailed('set the ACL of', path, r);
+  for (const args of fixCommands(path, directory)) {
+    const r = await (o.run ?? runCommand)(o.icacls, args);
+    if (r.exitCode !== 0) throw failed('icacls', 'set the ACL of', path, r);
+  }
 };
 
-/** The DACL of `path` in SDDL, through `icacls /save`. */
+/**
+ * The DACL of `path` in SDDL, through `icacls /save`, which writes UTF-16LE (with or without a
+ * byte order mark): a line with the name (empty for a path ending in a backslash), then the DACL.
+ */
 export const readDacl = async (path: string, o: AclOptions): Promise<string> => {
   const out = join(tmpdir(), `powerplan-acl-${randomBytes(6).toString('hex')}.txt`);
   try {
     const r = await (o.run ?? runCommand)(o.icacls, [path, '/save', out, '/q']);
-    if (r.exitCode !== 0) throw icaclsFailed('read the ACL of', path, r);
+    if (r.exitCode !== 0) throw failed('icacls', 'read the ACL of', path, r);
     const text = (await readFile(out)).toString('utf16le').replace(/^\uFEFF/, '');
-    return text.split(/\r?\n/)[1]?.trim() ?? '';
+    // A name cannot contain a colon, so the DACL is the first line that starts with `D:`.
+    const dacl = text.split(/\r?\n/).find((line) => line.startsWith('D:'));
+    if (dacl === undefined) throw new PowerPlanError('os_error', `icacls /save wrote no DACL for ${path}`);
+    return dacl.trim();
   } finally {
     await rm(out, { force: true });
   }
 };
 
+/**
+ * Prints the owner of the path in $env:POWERPLAN_ACL_PATH as SDDL (`O:BA`), through .NET (no
+ * module to load, no name in the system's language). The path travels in the environment, never
+ * in the command text.
+ */
+const OWNER_SCRIPT = [
+  "$ErrorActionPreference = 'Stop'",
+  '$p = $env:POWERPLAN_ACL_PATH',
+  '$s = [System.Security.AccessControl.AccessControlSections]::Owner',
+  '$a = if ([System.IO.Directory]::Exists($p)) { [System.IO.Directory]::GetAccessControl($p, $s) } else { [System.IO.File]::GetAccessControl($p, $s) }',
+  '$a.GetSecurityDescriptorSddlForm($s)',
+].join('; ');
+
+/** The owner of `path` (a SID or alias). `icacls /save` leaves the owner out, so PowerShell reads it. */
+export const readOwner = async (path: string, o: AclOptions & { powershell: string }): Promise<string> => {
+  const r = await (o.run ?? runCommand)(
+    o.powershell,
+    ['-NoLogo', '-NoProfile', '-NonInteractive', '-InputFormat', 'None', '-Command', OWNER_SCRIPT],
+    // A cold start of PowerShell on a busy server takes seconds.
+    { timeoutMs: 30_000, env: { POWERPLAN_ACL_PATH: path } },
+  );
+  if (r.exitCode !== 0) throw failed('PowerShell', 'read the owner of', path, r);
+  const owner = parseSddl(r.stdout.toString('utf8')).owner;
+  if (owner === undefined) {
+    throw new PowerPlanError(
+      'os_error',
+      `PowerShell printed no owner for ${path}: ${r.stdout.toString('utf8').trim()}`,
+    );
+  }
+  return owner;
+};
+
 /** Exit code of a start refused for unsafe permissions (the same as a configuration error). */
 export const UNSAFE_PERMISSIONS_EXIT = 2;
 
+const quoted = (args: string[]) => args.map((a) => (a.includes(' ') ? `"${a}"` : a)).join(' ');
+
 /**
- * At start: creates the state directory with the explicit ACL when it does not exist, then
- * refuses a state directory or token file that non-administrators can write.
+ * At start: creates the state directory with the explicit owner and ACL when it does not exist,
+ * then refuses a state directory or token file that is owned by anyone but SYSTEM or
+ * Administrators (an owner may always change the ACL) or that anyone else can write.
  */
 export const guardStatePermissions = async (
   target: { stateDir: string; tokenFile?: string | undefined },
-  o: AclOptions & { mkdir: (path: string) => void },
+  o: AclOptions & { powershell: string; mkdir: (path: string) => void },
 ): Promise<void> => {
   if (!existsSync(target.stateDir)) {
     o.mkdir(target.stateDir);
@@ -142,15 +228,26 @@ export const guardStatePermissions = async (
   const checks: [string, boolean, string][] = [[target.stateDir, true, 'state directory']];
   if (target.tokenFile && existsSync(target.tokenFile)) checks.push([target.tokenFile, false, 'token file']);
   for (const [path, directory, what] of checks) {
-    const writers = writersBeyondAdmins(await readDacl(path, o));
-    if (!writers.length) continue;
-    const fix = fixArgs(path, directory).map((a) => (a.includes(' ') ? `"${a}"` : a));
+    // The owner's SID and the DACL make one SDDL string (`O:<sid>D:...`), judged as a whole.
+    const { owner, writers } = unsafeAccess(`O:${await readOwner(path, o)}${await readDacl(path, o)}`);
+    const badOwner = owner !== undefined;
+    if (!badOwner && !writers.length) continue;
+    const problems = [
+      ...(badOwner
+        ? [`is owned by ${owner}, not SYSTEM or Administrators (an owner can change its ACL at any time)`]
+        : []),
+      ...(writers.length
+        ? [`can be written by principals other than SYSTEM and Administrators (${writers.join(', ')})`]
+        : []),
+    ];
+    const fix = fixCommands(path, directory)
+      .map((c) => `  icacls ${quoted(c)}\n`)
+      .join('');
     throw new PowerPlanError(
       'forbidden',
-      `The ${what} ${path} can be written by principals other than SYSTEM and Administrators (${writers.join(', ')}): ` +
-        `a standard user could plant or change the service's files. Fix it from an elevated prompt with:\n  icacls ${fix.join(' ')}\n` +
-        'then start the service again (see docs/SECURITY.md).',
-      { unsafePermissions: true, path, writers },
+      `The ${what} ${path} ${problems.join(' and ')}: a standard user could plant or change the service's files. ` +
+        `Fix it from an elevated prompt with:\n${fix}then start the service again (see docs/SECURITY.md).`,
+      { unsafePermissions: true, path, writers, ...(badOwner ? { owner } : {}) },
     );
   }
 };

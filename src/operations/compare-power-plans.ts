@@ -47,7 +47,7 @@ export const comparePowerPlans = defineOperation({
     })
     .strict(),
   output: ComparisonResult,
-  annotations: { readOnly: false, destructive: true, idempotent: false },
+  annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false },
   scope: 'control',
   http: { method: 'POST', path: '/v1/comparisons' },
   cli: { command: ['compare'], format: formatComparison },

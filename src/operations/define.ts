@@ -50,15 +50,23 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   description: string;
   input: I;
   output: O;
-  annotations: { readOnly: boolean; destructive: boolean; idempotent: boolean };
+  /**
+   * What the tool can do, as MCP's hints say it: `readOnly` (changes nothing; exactly the GET
+   * operations), `destructive` (can switch a plan, here or on other hosts), `idempotent` (a repeat
+   * with the same input changes nothing more), `openWorld` (reaches hosts other than this one).
+   */
+  annotations: { readOnly: boolean; destructive: boolean; idempotent: boolean; openWorld: boolean };
   scope: Scope;
   http: HttpBinding;
   cli: CliBinding;
   handler: (input: z.infer<I>, ctx: OperationContext) => Promise<z.infer<O>>;
 }
 
-/** The annotations of an operation that only reads. */
-export const readOnly = { readOnly: true, destructive: false, idempotent: true } as const;
+/** The annotations of an operation that only reads, on this host. */
+export const readOnly = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
+
+/** The annotations of an operation that only reads, also from other hosts (the fleet's agents, its Prometheus). */
+export const readOnlyFleet = { ...readOnly, openWorld: true } as const;
 
 /** Keeps the input/output types of one operation tied together while storing it untyped. */
 export const defineOperation = <I extends z.ZodObject, O extends z.ZodType>(

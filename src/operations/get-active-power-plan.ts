@@ -1,5 +1,6 @@
 /** get_active_power_plan: the plan in force, its processor settings, owner and whether it can change. */
 import { ActivePlan } from '../domain/schemas.ts';
+import { facts } from '../lib/table.ts';
 import { activePlan } from '../services/plans.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { controlLines, effectiveLines, idleLines, planLine, processorLines } from './format.ts';
@@ -32,13 +33,16 @@ export const getActivePowerPlan = defineOperation({
         ...(a.idle ? idleLines(a.idle) : []),
         ...(a.control ? controlLines(a.control) : []),
         ...(a.effective ? effectiveLines(a.effective) : []),
-        `  ${'Owner'.padEnd(25)} ${a.owner}${a.policyManaged ? ' (policy-managed)' : ''}`,
-        `  ${'Can change'.padEnd(25)} ${a.canSet ? 'yes' : `no: ${a.cannotSetReason ?? 'unknown reason'}`}`,
-        ...(a.desired
-          ? [
-              `  ${'Desired plan'.padEnd(25)} ${a.desired.planId}: ${a.desired.status}${a.desired.enforce ? ' (enforced)' : ''}`,
-            ]
-          : []),
+        ...facts([
+          ['Owner', `${a.owner}${a.policyManaged ? ' (policy-managed)' : ''}`],
+          ['Can change', a.canSet ? 'yes' : `no: ${a.cannotSetReason ?? 'unknown reason'}`],
+          [
+            'Desired plan',
+            a.desired
+              ? `${a.desired.planId}: ${a.desired.status}${a.desired.enforce ? ' (enforced)' : ''}`
+              : undefined,
+          ],
+        ]),
         ...(a.warnings ?? []).map((w) => `Warning: ${w}`),
       ].join('\n'),
   },

@@ -1,7 +1,7 @@
 /** get_fleet_status: the power plan status of every agent of the fleet, in one call. */
 import { z } from 'zod';
 import { FleetStatus } from '../domain/fleet.ts';
-import { defineOperation, readOnly } from './define.ts';
+import { defineOperation, readOnlyFleet } from './define.ts';
 import { formatFleetStatus } from './fleet-format.ts';
 import { fleetSelection } from './inputs.ts';
 
@@ -20,7 +20,7 @@ export const getFleetStatus = defineOperation({
     'last sample in lastSampleAt.',
   input: z.object(fleetSelection).strict(),
   output: FleetStatus,
-  annotations: readOnly,
+  annotations: readOnlyFleet,
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/status' },
   cli: { command: ['fleet', 'status'], format: formatFleetStatus },

@@ -14,23 +14,26 @@ export const getRecommendation = defineOperation({
     'gain when there is a benchmark, the exact commands to apply it (REST, CLI, powercfg/PowerShell, tuned-adm, ' +
     'powerprofilesctl) and the caveats (power and heat, battery, group policy, VM host, firmware). Says ' +
     '"nothing to change" when that is the truth. By default (benchmark=latest) it uses a benchmark of the last 24 h ' +
-    'that ran under the active plan, otherwise the rules alone, and says which in `basis`. benchmark=run measures ' +
-    'now (a few seconds of CPU load; needs the benchmark scope). Changes nothing.',
+    'that ran under the active plan, otherwise the rules alone, and says which in `basis`. It never runs a ' +
+    'benchmark itself: to measure now, run run_cpu_benchmark first, then ask again. Changes nothing.',
   input: z
     .object({
       workload: Workload.default('database').describe(
         'database (default: OLTP and maintenance), batch, latency or energy-saving.',
       ),
       benchmark: z
-        .enum(['latest', 'run', 'none'])
+        .enum(['latest', 'none'], {
+          // `run` was offered once; an old caller learns where measuring went.
+          error: (issue) =>
+            issue.input === 'run'
+              ? "'run' is not offered: asking for advice starts no work. Run the benchmark with " +
+                'run_cpu_benchmark (POST /v1/benchmarks), then ask again: benchmark=latest (the default) uses it.'
+              : undefined,
+        })
         .default('latest')
         .describe(
-          'latest (default): use a recent benchmark under the active plan if there is one; run: run the quick benchmark now (benchmark scope); none: rules only.',
+          'latest (default): use a recent benchmark under the active plan if there is one; none: rules only.',
         ),
-      force: z
-        .boolean()
-        .default(false)
-        .describe('With benchmark=run: run even when the CPU is already busy.'),
     })
     .strict(),
   output: Recommendation,

@@ -1,5 +1,6 @@
 /** get_system_info: what this machine is and which backend answers for it. */
 import { SystemInfo } from '../domain/schemas.ts';
+import { facts } from '../lib/table.ts';
 import { systemInfo } from '../services/system-info.ts';
 import { defineOperation, readOnly } from './define.ts';
 import { noInput } from './inputs.ts';
@@ -19,18 +20,27 @@ export const getSystemInfo = defineOperation({
   cli: {
     command: ['system'],
     format: (s) =>
-      [
-        `Host:            ${s.hostname} (${s.os} ${s.release}, ${s.arch})`,
-        `CPU:             ${s.cpu.model}, ${s.cpu.logicalCpus} logical CPUs`,
-        `Virtualization:  ${s.virtualization.detected ? `yes (${s.virtualization.kind ?? 'unknown'})` : 'none detected'}`,
-        `Power source:    ${s.powerSource}`,
-        `Backend:         ${s.backend.name} (${
-          Object.entries(s.backend.capabilities)
-            .filter(([, v]) => v)
-            .map(([k]) => k)
-            .join(', ') || 'read-only'
-        })`,
-      ].join('\n'),
+      facts(
+        [
+          ['Host:', `${s.hostname} (${s.os} ${s.release}, ${s.arch})`],
+          ['CPU:', `${s.cpu.model}, ${s.cpu.logicalCpus} logical CPUs`],
+          [
+            'Virtualization:',
+            s.virtualization.detected ? `yes (${s.virtualization.kind ?? 'unknown'})` : 'none detected',
+          ],
+          ['Power source:', s.powerSource],
+          [
+            'Backend:',
+            `${s.backend.name} (${
+              Object.entries(s.backend.capabilities)
+                .filter(([, v]) => v)
+                .map(([k]) => k)
+                .join(', ') || 'read-only'
+            })`,
+          ],
+        ],
+        { width: 16, indent: '' },
+      ).join('\n'),
   },
   handler: async (_input, ctx) => systemInfo(ctx.backend),
 });

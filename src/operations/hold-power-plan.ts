@@ -51,7 +51,7 @@ export const holdPowerPlan = defineOperation({
     'are in force set_power_plan is refused unless force: true. Audited.',
   input: HoldInput,
   output: HoldResult,
-  annotations: { readOnly: false, destructive: true, idempotent: false },
+  annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false },
   scope: 'control',
   http: { method: 'POST', path: '/v1/holds', status: 201 },
   cli: {

@@ -1,7 +1,7 @@
 /** list_fleet_hosts: the agents the fleet file (and inventory) names, without asking them. */
 import { z } from 'zod';
 import { FleetHostList } from '../domain/fleet.ts';
-import { defineOperation, readOnly } from './define.ts';
+import { defineOperation, readOnlyFleet } from './define.ts';
 import { formatFleetHosts } from './fleet-format.ts';
 import { fleetSelection } from './inputs.ts';
 
@@ -14,7 +14,7 @@ export const listFleetHosts = defineOperation({
     'targets. Contacts no host. Read scope.',
   input: z.object(fleetSelection).strict(),
   output: FleetHostList,
-  annotations: readOnly,
+  annotations: readOnlyFleet,
   scope: 'read',
   http: { method: 'GET', path: '/v1/fleet/hosts' },
   cli: { command: ['fleet', 'hosts'], format: formatFleetHosts },

@@ -12,7 +12,7 @@ export const releasePowerPlan = defineOperation({
     'expired or been released is not found (404). Audited.',
   input: z.object({ id: HoldId }).strict(),
   output: ReleaseResult,
-  annotations: { readOnly: false, destructive: true, idempotent: false },
+  annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   scope: 'control',
   http: { method: 'DELETE', path: '/v1/holds/{id}' },
   cli: {

@@ -18,7 +18,7 @@ export const runCpuBenchmark = defineOperation({
     'see list_benchmarks and get_benchmark.',
   input: benchmarkInput,
   output: BenchmarkResult,
-  annotations: { readOnly: false, destructive: false, idempotent: false },
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   scope: 'benchmark',
   http: { method: 'POST', path: '/v1/benchmarks', status: 201 },
   cli: { command: ['bench'], format: formatResult },

@@ -38,7 +38,7 @@ const deepFreeze = <T>(v: T): T => {
 };
 
 /** The handler's answer checked against (and shaped by) the operation's output schema. */
-const checkedOutput = (op: Operation, result: unknown): unknown => {
+export const checkedOutput = (op: Operation, result: unknown): unknown => {
   const json = JSON.stringify(result);
   const last = lastOutput.get(op);
   if (json !== undefined && last?.json === json) return last.output;

@@ -26,7 +26,7 @@ export const setDesiredPowerPlan = defineOperation({
     })
     .strict(),
   output: DesiredState,
-  annotations: { readOnly: false, destructive: true, idempotent: true },
+  annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   scope: 'control',
   http: { method: 'PUT', path: '/v1/desired' },
   cli: {

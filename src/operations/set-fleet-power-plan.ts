@@ -27,7 +27,7 @@ export const setFleetPowerPlan = defineOperation({
     })
     .strict(),
   output: FleetSetResult,
-  annotations: { readOnly: false, destructive: true, idempotent: true },
+  annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: true },
   scope: 'control',
   http: { method: 'PUT', path: '/v1/fleet/plans/active' },
   cli: {

@@ -42,7 +42,7 @@ export const setPowerPlan = defineOperation({
     })
     .strict(),
   output: SetPlanResult,
-  annotations: { readOnly: false, destructive: true, idempotent: true },
+  annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   scope: 'control',
   http: setPlanRoute.http,
   cli: {

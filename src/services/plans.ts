@@ -6,13 +6,13 @@
 import type { Mismatch } from '../domain/idle.ts';
 import type { ActivePlan, PlanList, SetPlanResult } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
-import { journalWarnings } from '../lib/keep-aside.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import type { DesiredService } from './desired.ts';
 import { whileEnforced } from './desired-rules.ts';
 import { setWhileHeld } from './hold-rules.ts';
 import type { PlanChangeService } from './plan-change.ts';
+import { damagedState, journalWarnings } from './state-health.ts';
 
 export interface PlansContext {
   backend: PowerBackend;
@@ -41,7 +41,7 @@ export const activePlan = async (
   const state = await ctx.backend.getActive();
   const effective = state.plan ? await ctx.planChange.lastEffective(state.plan.id) : undefined;
   const answer = await ctx.desired.withDesired(effective ? { ...state, effective } : state);
-  const damaged = journalWarnings(ctx.store.damaged());
+  const damaged = journalWarnings(damagedState(ctx.store));
   return damaged.length ? { ...answer, warnings: [...(answer.warnings ?? []), ...damaged] } : answer;
 };
 

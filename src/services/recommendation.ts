@@ -1,27 +1,23 @@
 /**
- * get_recommendation's work: gather the facts, find (or run) the benchmark the advice rests on and
- * say which in `basis`, then apply the pure advice rules.
+ * get_recommendation's work: gather the facts, find the stored benchmark the advice rests on and
+ * say which in `basis`, then apply the pure advice rules. It never runs a benchmark (a read starts
+ * no work; run_cpu_benchmark does).
  */
 import { recommend } from '../advice/recommend.ts';
 import type { BenchmarkService } from '../bench/service.ts';
 import type { Recommendation, Workload } from '../domain/advice.ts';
 import type { BenchmarkResult } from '../domain/benchmark.ts';
-import { type Caller, requireScope } from '../domain/scopes.ts';
 import type { PowerBackend } from '../platform/backend.ts';
-import { benchFingerprint, gatherFacts } from './compare-facts.ts';
+import { gatherFacts } from './compare-facts.ts';
 
 export interface AdviceContext {
   backend: PowerBackend;
-  bench: BenchmarkService;
-  caller: Caller;
-  signal: AbortSignal;
-  progress: (p: { progress: number; total?: number; message?: string }) => void;
+  bench: Pick<BenchmarkService, 'list' | 'get'>;
 }
 
 export interface AdviceInput {
   workload: Workload;
-  benchmark: 'latest' | 'run' | 'none';
-  force: boolean;
+  benchmark: 'latest' | 'none';
 }
 
 /** A stored benchmark older than this no longer speaks for the machine as it is now. */
@@ -41,7 +37,7 @@ const latestUnder = async (
 ): Promise<{ result?: BenchmarkResult; note: string }> => {
   const { benchmarks } = await ctx.bench.list(SEARCH);
   if (!benchmarks.length)
-    return { note: 'Rules only: no benchmark is stored (run one with run_cpu_benchmark, or benchmark=run).' };
+    return { note: 'Rules only: no benchmark is stored (run one with run_cpu_benchmark).' };
   for (const b of benchmarks) {
     if (Date.now() - Date.parse(b.startedAt) > RECENT_MS) break;
     const r = await ctx.bench.get(b.id);
@@ -62,28 +58,15 @@ const latestUnder = async (
 };
 
 export const advise = async (ctx: AdviceContext, input: AdviceInput): Promise<Recommendation> => {
-  if (input.benchmark === 'run')
-    requireScope(ctx.caller, 'benchmark', 'benchmark=run', 'Use benchmark=latest or none.');
   const facts = await gatherFacts(ctx.backend);
-  let benchmark: BenchmarkResult | undefined;
-  let basisNote: string;
-  if (input.benchmark === 'run') {
-    benchmark = await ctx.bench.run(
-      { profile: 'quick', force: input.force },
-      { signal: ctx.signal, progress: ctx.progress, fingerprint: benchFingerprint(ctx.backend) },
-    );
-    basisNote = `Benchmark ${benchmark.id}, run just now under the active plan, plus the rules.`;
-  } else if (input.benchmark === 'latest') {
-    const found = await latestUnder(ctx, facts.active.plan?.id);
-    benchmark = found.result;
-    basisNote = found.note;
-  } else {
-    basisNote = 'Rules only, as asked (benchmark=none).';
-  }
+  const found: { result?: BenchmarkResult; note: string } =
+    input.benchmark === 'latest'
+      ? await latestUnder(ctx, facts.active.plan?.id)
+      : { note: 'Rules only, as asked (benchmark=none).' };
   return recommend({
     workload: input.workload,
     ...facts,
-    ...(benchmark ? { benchmark } : {}),
-    basisNote,
+    ...(found.result ? { benchmark: found.result } : {}),
+    basisNote: found.note,
   });
 };

@@ -1,4 +1,4 @@
-/** get_recommendation as an operation: which benchmark it rests on, the scope of benchmark=run, REST and CLI. */
+/** get_recommendation as an operation: which benchmark it rests on, that it never runs one, REST and CLI. */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { BenchmarkService } from '../../src/bench/service.ts';
@@ -78,17 +78,19 @@ describe('get_recommendation', () => {
     assert.equal(r.basis.kind, 'rules');
   });
 
-  it("benchmark=run needs the 'benchmark' scope, then measures now", async () => {
+  it('never runs a benchmark: benchmark=run is invalid input naming run_cpu_benchmark, for any caller', async () => {
     const { bench, calls } = fakeBench([], benchmarkResult(40, { id: 'bm-20250101-120000-0000cc' }));
     t = await testDeps({}, { bench });
-    await assert.rejects(
-      runOperation(op, { benchmark: 'run' }, ctx(['read'])),
-      (e: PowerPlanError) => e.code === 'forbidden',
-    );
+    for (const scopes of [['read'], ['benchmark'], ['control']] as const) {
+      await assert.rejects(
+        runOperation(op, { benchmark: 'run', force: true }, ctx([...scopes])),
+        (e: PowerPlanError) =>
+          e.code === 'invalid_input' &&
+          /'run' is not offered.*run_cpu_benchmark \(POST \/v1\/benchmarks\)/.test(e.message),
+      );
+    }
+    for (const benchmark of ['latest', 'none'] as const) await runOperation(op, { benchmark }, ctx());
     assert.equal(calls.run, 0);
-    const r = Recommendation.parse(await runOperation(op, { benchmark: 'run' }, ctx(['benchmark'])));
-    assert.equal(calls.run, 1);
-    assert.deepEqual(r.basis.benchmarkIds, ['bm-20250101-120000-0000cc']);
   });
 
   it('REST: GET /v1/recommendation?workload=energy-saving', async () => {
@@ -100,6 +102,12 @@ describe('get_recommendation', () => {
     assert.equal(r.changeRecommended, false, 'Balanced is already right for saving energy');
     const bad = await createApp(t.deps).request('/v1/recommendation?workload=gaming');
     assert.equal(bad.status, 400);
+    const run = await createApp(t.deps).request('/v1/recommendation?benchmark=run');
+    assert.equal(run.status, 400);
+    assert.match(
+      ((await run.json()) as { detail: string }).detail,
+      /run_cpu_benchmark \(POST \/v1\/benchmarks\)/,
+    );
   });
 
   it('the REST and CLI actions of the advice work as given (dry run), also for a plan to create', async () => {
@@ -137,5 +145,10 @@ describe('get_recommendation', () => {
     const json = await runCli(['recommend', '--workload', 'latency', '--json'], t.env);
     assert.equal(json.code, 0, json.stderr);
     assert.equal(Recommendation.parse(JSON.parse(json.stdout)).workload, 'latency');
+    // Measuring is its own command; the old flag value says which, in CLI words.
+    const run = await runCli(['recommend', '--benchmark', 'run'], t.env);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /'run' is not offered.*powerplan bench\b/);
+    assert.doesNotMatch(run.stderr, /run_cpu_benchmark/);
   });
 });

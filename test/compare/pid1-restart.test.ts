@@ -6,11 +6,12 @@
  * keeps its lock against another process.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { minimalEnv, type Serving, startServing } from '../../scripts/lib/serve.mjs';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { expireInJournal } from '../holds/journal.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
@@ -22,11 +23,7 @@ const canUnshare =
   process.platform === 'linux' &&
   spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
 
-interface Pid1Server {
-  url: string;
-  child: ChildProcess;
-  exited: Promise<number | null>;
-}
+type Pid1Server = Serving;
 
 /**
  * Signals the service itself (unshare ignores SIGTERM while it waits for its child; SIGKILL of
@@ -43,30 +40,15 @@ const stop = async (server: Pid1Server, signal: NodeJS.Signals): Promise<void> =
 const started: ChildProcess[] = [];
 
 /** `powerplan serve` as PID 1 of a new pid namespace; SIGKILL of the wrapper kills it (--kill-child). */
-const startAsPid1 = (env: Record<string, string>): Promise<Pid1Server> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(
-      'unshare',
-      ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, binPath, 'serve'],
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', POWERPLAN_PORT: '0', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    started.push(child);
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d) => {
-      err += d;
-    });
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve({ url: m[1]!, child, exited });
-    });
-    void exited.then((code) => reject(new Error(`server exited with ${code}: ${out}${err}`)));
-  });
+const startAsPid1 = async (env: Record<string, string>): Promise<Pid1Server> => {
+  const server = await startServing(
+    'unshare',
+    ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, binPath, 'serve'],
+    { env: { ...minimalEnv(), POWERPLAN_PORT: '0', ...env } },
+  );
+  started.push(server.child);
+  return server;
+};
 
 /** A request as an administrator of the host: with the credential the service left in `stateDir`. */
 const json = (stateDir: string, method: string, body: unknown) => ({

@@ -1,31 +1,32 @@
 #!/usr/bin/env node
-// An icacls.exe emulator for tests, usable as POWERPLAN_ICACLS. It keeps the DACL of each path it
-// was asked about in a JSON state file in %TMP% (the command wrapper passes TMP through), starting
-// from the real DACL of a folder created under C:\ProgramData (test/fixtures/icacls). It answers:
+// An icacls.exe emulator for tests, usable as POWERPLAN_ICACLS. It keeps the DACL and the owner of
+// each path it was asked about in the state it shares with the PowerShell emulator
+// (acl-emu-state.mjs), starting from the real security descriptor of a folder created under
+// C:\ProgramData (test/fixtures/icacls). It answers:
 //   icacls <path> /save <file> [/q]                       the DACL as a /save file (UTF-16LE)
+//   icacls <directory> /restore <file> [/q]               the DACLs of a /save file, for the names in it
+//   icacls <path> /setowner <*sid>                        the owner
+//   icacls <path> /reset [/q]                             the default (inherited) DACL
 //   icacls <path> /inheritance:r /grant:r <sid>:<perm>... drops inherited entries, sets explicit ones
 // Anything else: the usage error with exit code 87, as icacls does for a parameter it rejects.
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const stateDir = process.env.TMP || tmpdir();
-const statePath = join(stateDir, 'icacls-emu-state.json');
-const logPath = join(stateDir, 'icacls-emu-argv.jsonl');
-const captured = readFileSync(
-  join(here, '..', 'fixtures', 'icacls', 'programdata-subfolder.sddl.txt'),
-  'utf8',
-).trim();
-/** A /save file holds the DACL only: the owner (O:) and group (G:) of the capture are dropped. */
-const inheritedFromProgramData = captured.slice(captured.indexOf('D:'));
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { inheritedFromProgramData, loadState, logArgs, saveState } from './acl-emu-state.mjs';
 
 const args = process.argv.slice(2);
-appendFileSync(logPath, `${JSON.stringify(args)}\n`);
-const state = existsSync(statePath) ? JSON.parse(readFileSync(statePath, 'utf8')) : {};
+logArgs('icacls', args);
+const state = loadState();
 const [path, ...rest] = args;
-const dacl = state[path] ?? inheritedFromProgramData;
+const dacl = state.dacl[path] ?? inheritedFromProgramData;
+const done = (quiet = false) => {
+  if (!quiet) process.stdout.write(`processed file: ${path}\r\n`);
+  process.stdout.write('Successfully processed 1 files; Failed processing 0 files\r\n');
+  process.exit(0);
+};
+const invalid = (what) => {
+  process.stderr.write(`Invalid parameter "${what}"\r\n`);
+  process.exit(87);
+};
 
 if (!path || !existsSync(path)) {
   process.stderr.write(
@@ -36,35 +37,68 @@ if (!path || !existsSync(path)) {
 
 if (rest[0] === '/save' && rest[1]) {
   writeFileSync(rest[1], Buffer.from(`${basename(path)}\r\n${dacl}\r\n`, 'utf16le'));
-  if (!rest.includes('/q')) process.stdout.write(`processed file: ${path}\r\n`);
-  process.stdout.write('Successfully processed 1 files; Failed processing 0 files\r\n');
-  process.exit(0);
+  done(rest.includes('/q'));
+}
+
+if (rest[0] === '/restore' && rest[1]) {
+  const lines = readFileSync(rest[1])
+    .toString('utf16le')
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/);
+  for (let i = 0; i + 1 < lines.length; i += 2) {
+    if (lines[i + 1].startsWith('D:')) state.dacl[join(path, lines[i])] = lines[i + 1];
+  }
+  saveState(state);
+  done(rest.includes('/q'));
 }
 
 const aliases = { 'S-1-5-18': 'SY', 'S-1-5-32-544': 'BA', 'S-1-5-32-545': 'BU', 'S-1-1-0': 'WD' };
+const sidOf = (arg) => {
+  const m = /^\*(S-1-[\d-]+)$/.exec(arg ?? '');
+  return m ? (aliases[m[1]] ?? m[1]) : undefined;
+};
+
+if (rest[0] === '/setowner' && rest.length === 2) {
+  const sid = sidOf(rest[1]);
+  if (!sid) invalid(rest[1]);
+  state.owner[path] = sid;
+  saveState(state);
+  done();
+}
+
+if (rest[0] === '/reset' && rest.length <= 2) {
+  // The default ACL: what the parent passes down (a folder under C:\ProgramData).
+  state.dacl[path] = inheritedFromProgramData;
+  saveState(state);
+  done(rest.includes('/q'));
+}
+
+/** The entries of a DACL, each without its outer parentheses; a condition's own ones are kept. */
+const entries = (text) => {
+  const out = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = text.indexOf('('); i >= 0 && i < text.length; i++) {
+    if (text[i] === '(' && depth++ === 0) start = i + 1;
+    else if (text[i] === ')' && --depth === 0) out.push(text.slice(start, i));
+  }
+  return out;
+};
+
 const perms = { F: 'FA', M: '0x1301bf', RX: '0x1200a9', R: '0x120089', W: '0x100116' };
 if (rest[0] === '/inheritance:r' && rest[1] === '/grant:r' && rest.length > 2) {
-  let aces = [...dacl.matchAll(/\(([^)]*)\)/g)]
-    .map((m) => m[1])
-    .filter((a) => !a.split(';')[1].includes('ID'));
+  let aces = entries(dacl).filter((a) => !a.split(';')[1].includes('ID'));
   for (const grant of rest.slice(2)) {
-    const m = /^\*(S-[\d-]+):((?:\((?:OI|CI|IO|NP)\))*)\(?([A-Z]+)\)?$/.exec(grant);
-    if (!m || !perms[m[3]]) {
-      process.stderr.write(`Invalid parameter "${grant}"\r\n`);
-      process.exit(87);
-    }
-    const sid = aliases[m[1]] ?? m[1];
+    const m = /^(\*S-[\d-]+):((?:\((?:OI|CI|IO|NP)\))*)\(?([A-Z]+)\)?$/.exec(grant);
+    if (!m || !perms[m[3]]) invalid(grant);
+    const sid = sidOf(m[1]);
     const flags = m[2].replace(/[()]/g, '');
     aces = aces.filter((a) => a.split(';')[5] !== sid);
     aces.push(`A;${flags};${perms[m[3]]};;;${sid}`);
   }
-  state[path] = `D:PAI${aces.map((a) => `(${a})`).join('')}`;
-  writeFileSync(statePath, JSON.stringify(state));
-  process.stdout.write(
-    `processed file: ${path}\r\nSuccessfully processed 1 files; Failed processing 0 files\r\n`,
-  );
-  process.exit(0);
+  state.dacl[path] = `D:PAI${aces.map((a) => `(${a})`).join('')}`;
+  saveState(state);
+  done();
 }
 
-process.stderr.write(`Invalid parameter "${rest[0] ?? ''}"\r\n`);
-process.exit(87);
+invalid(rest[0] ?? '');

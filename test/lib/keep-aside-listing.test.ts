@@ -22,7 +22,7 @@ describe('damaged-file listing', () => {
       const found = damagedFiles(dir);
       assert.equal(found.length, 1);
       assert.equal(found[0]!.file, 'restore-journal.json');
-      assert.equal(found[0]!.journal, true);
+      assert.equal(found[0]!.keptAs, 'restore-journal.json.corrupt-20261130T101010123Z');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

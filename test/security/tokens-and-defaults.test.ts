@@ -64,6 +64,16 @@ describe('token commands', () => {
     for (const t of tokens) assert.deepEqual(Object.keys(t).sort(), ['created', 'name', 'scopes']);
     const human = await runCli(['token', 'list'], env);
     assert.match(human.stdout, /^ci\s+read,control\s+\d{4}-/m);
+    const [head, ...rows] = human.stdout.trimEnd().split('\n');
+    assert.match(head!, /^NAME {2,}SCOPES {2,}CREATED$/);
+    for (const row of rows) {
+      assert.match(row.slice(head!.indexOf('SCOPES')), /^read/, 'the scopes line up under SCOPES');
+      assert.match(
+        row.slice(head!.indexOf('CREATED')),
+        /^\d{4}-/,
+        'the creation times line up under CREATED',
+      );
+    }
   });
 
   it('refuses bad names, unknown scopes, duplicates; revoke removes by name', async () => {

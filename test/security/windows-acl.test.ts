@@ -1,23 +1,32 @@
 /**
- * Windows permissions of the state directory and the token file, against the icacls emulator fed
- * by the real DACL of a folder created under C:\ProgramData: an open directory is found open, a
- * directory the service creates gets SYSTEM and Administrators only (fixed), and a start over an
- * open one is refused with exit code 2 and the command that fixes it.
+ * Windows permissions of the state directory and the token file, against the icacls and PowerShell
+ * emulators fed by the real security descriptor of a folder created under C:\ProgramData: an open
+ * directory is found open, a directory the service creates gets SYSTEM and Administrators only
+ * (owner and DACL), and a start over an open one is refused with exit code 2 and the commands that
+ * fix it. The SDDL reader itself is tested against real captures in windows-acl-sddl.test.ts.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PowerPlanError } from '../../src/domain/errors.ts';
 import { type RunFn, runCommand } from '../../src/lib/run-command.ts';
-import { guardStatePermissions, readDacl, writersBeyondAdmins } from '../../src/lib/windows-acl.ts';
+import {
+  guardStatePermissions,
+  readDacl,
+  readOwner,
+  writersBeyondAdmins,
+} from '../../src/lib/windows-acl.ts';
 import { emulatorCommand } from '../support/commands.ts';
 import { repoRoot } from '../support/deps.ts';
 import { runCli } from '../support/processes.ts';
 
 const ICACLS = emulatorCommand('icacls');
+const POWERSHELL = emulatorCommand('powershell');
+/** A domain user's SID, the owner of test/fixtures/icacls/user-owned-folder.sddl.txt. */
+const USER = 'S-1-5-21-758131494-606461608-3556270690-2176';
 const captured = readFileSync(
   join(repoRoot, 'test/fixtures/icacls/programdata-subfolder.sddl.txt'),
   'utf8',
@@ -26,12 +35,30 @@ const captured = readFileSync(
 describe('Windows ACL of the state directory and token file (icacls emulator)', () => {
   let dir: string;
   let run: RunFn;
-  const calls = async () =>
-    (await readFile(join(dir, 'icacls-emu-argv.jsonl'), 'utf8').catch(() => ''))
+  const calls = async (tool = 'icacls') =>
+    (await readFile(join(dir, `${tool}-emu-argv.jsonl`), 'utf8').catch(() => ''))
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as string[]);
-  const options = () => ({ icacls: ICACLS, run, mkdir: (p: string) => mkdirSync(p, { recursive: true }) });
+  const options = () => ({
+    icacls: ICACLS,
+    powershell: POWERSHELL,
+    run,
+    mkdir: (p: string) => mkdirSync(p, { recursive: true }),
+  });
+  /** Gives `path` the DACL `sddl`, as `icacls <parent> /restore <file>` does with a /save file. */
+  const plant = async (path: string, sddl: string) => {
+    const file = join(dir, 'planted.acl');
+    await writeFile(file, Buffer.from(`${basename(path)}\r\n${sddl}\r\n`, 'utf16le'));
+    assert.equal((await run(ICACLS, [dirname(path), '/restore', file])).exitCode, 0);
+  };
+  /** Runs each `icacls ...` line of a refusal, in order, as an administrator would. */
+  const runFix = async (message: string) => {
+    const fixes = [...message.matchAll(/^\s*icacls (.+)$/gm)].map((m) => m[1]!.split(' '));
+    assert.ok(fixes.length > 0, message);
+    for (const fix of fixes) assert.equal((await run(ICACLS, fix)).exitCode, 0, fix.join(' '));
+    return fixes;
+  };
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'powerplan-acl-'));
@@ -57,15 +84,14 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
   it('fixed: a state directory the service creates gets SYSTEM and Administrators only, by SID, and passes', async () => {
     const stateDir = join(dir, 'new-state');
     await guardStatePermissions({ stateDir }, options());
-    const grant = (await calls()).find((c) => c[0] === stateDir && c.includes('/grant:r'));
-    assert.deepEqual(grant, [
-      stateDir,
-      '/inheritance:r',
-      '/grant:r',
-      '*S-1-5-18:(OI)(CI)F',
-      '*S-1-5-32-544:(OI)(CI)F',
+    const changes = (await calls()).filter((c) => c[0] === stateDir && !c.includes('/save'));
+    assert.deepEqual(changes, [
+      [stateDir, '/setowner', '*S-1-5-32-544'],
+      [stateDir, '/reset'],
+      [stateDir, '/inheritance:r', '/grant:r', '*S-1-5-18:(OI)(CI)F', '*S-1-5-32-544:(OI)(CI)F'],
     ]);
     assert.equal(await readDacl(stateDir, options()), 'D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)');
+    assert.equal(await readOwner(stateDir, options()), 'BA');
   });
 
   it('refused: an existing state directory or token file that Users can write stops the start, naming the fix', async () => {
@@ -77,10 +103,13 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
         e.message,
         /state directory .*planted can be written by principals other than SYSTEM and Administrators \(BU\)/,
       );
+      assert.match(e.message, /icacls .*planted \/setowner \*S-1-5-32-544\n/);
+      assert.match(e.message, /icacls .*planted \/reset\n/);
       assert.match(
         e.message,
         /icacls .*planted \/inheritance:r \/grant:r \*S-1-5-18:\(OI\)\(CI\)F \*S-1-5-32-544:\(OI\)\(CI\)F/,
       );
+      assert.doesNotMatch(e.message, /is owned by/, 'the captured folder is owned by Administrators');
       return true;
     });
     const tokenFile = join(dir, 'tokens.json');
@@ -101,15 +130,140 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
       POWERPLAN_BACKEND: 'simulated',
       POWERPLAN_ACL_CHECK: 'always',
       POWERPLAN_ICACLS: ICACLS,
+      POWERPLAN_POWERSHELL: POWERSHELL,
       TMP: dir,
     };
     const refused = await runCli(['active'], env);
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(refused.stderr, /can be written by principals other than SYSTEM and Administrators/);
-    const fix = /icacls (.+)\n/.exec(refused.stderr)![1]!.split(' ');
-    const fixed = await run(ICACLS, fix);
-    assert.equal(fixed.exitCode, 0);
+    await runFix(refused.stderr);
     const ok = await runCli(['active'], env);
     assert.equal(ok.code, 0, ok.stderr);
+  });
+  it('attack, owner: a directory a user pre-created and then gave a clean DACL is refused for its owner, until the fix makes Administrators the owner', async () => {
+    const stateDir = join(dir, 'pre-created');
+    mkdirSync(stateDir);
+    // The user created it (owner), an administrator later set the DACL: the owner keeps WRITE_DAC.
+    assert.equal((await run(ICACLS, [stateDir, '/setowner', `*${USER}`])).exitCode, 0);
+    assert.equal(
+      (
+        await run(ICACLS, [
+          stateDir,
+          '/inheritance:r',
+          '/grant:r',
+          '*S-1-5-18:(OI)(CI)F',
+          '*S-1-5-32-544:(OI)(CI)F',
+        ])
+      ).exitCode,
+      0,
+    );
+    assert.deepEqual(writersBeyondAdmins(await readDacl(stateDir, options())), []);
+    let message = '';
+    await assert.rejects(guardStatePermissions({ stateDir }, options()), (e: PowerPlanError) => {
+      message = e.message;
+      assert.equal(e.details?.owner, USER);
+      assert.deepEqual(e.details?.writers, []);
+      assert.match(e.message, new RegExp(`is owned by ${USER}, not SYSTEM or Administrators`));
+      assert.doesNotMatch(e.message, /can be written by/);
+      return true;
+    });
+    const fixes = await runFix(message);
+    assert.deepEqual(fixes[0], [stateDir, '/setowner', '*S-1-5-32-544']);
+    await guardStatePermissions({ stateDir }, options());
+    assert.equal(await readOwner(stateDir, options()), 'BA');
+  });
+
+  it('attack, token file owned by a user: refused like the directory', async () => {
+    const stateDir = join(dir, 'token-owner');
+    await guardStatePermissions({ stateDir }, options());
+    const tokenFile = join(stateDir, 'tokens.json');
+    await writeFile(tokenFile, '{"tokens":[]}');
+    assert.equal(
+      (await run(ICACLS, [tokenFile, '/inheritance:r', '/grant:r', '*S-1-5-18:F', '*S-1-5-32-544:F']))
+        .exitCode,
+      0,
+    );
+    assert.equal((await run(ICACLS, [tokenFile, '/setowner', `*${USER}`])).exitCode, 0);
+    await assert.rejects(
+      guardStatePermissions({ stateDir, tokenFile }, options()),
+      /token file .*tokens\.json is owned by S-1-5-21-/,
+    );
+  });
+
+  it('attack, conditional entry: a planted callback entry granting Everyone full control is refused, whatever its condition', async () => {
+    const stateDir = join(dir, 'conditional');
+    await guardStatePermissions({ stateDir }, options());
+    const real = readFileSync(
+      join(repoRoot, 'test/fixtures/icacls/conditional-everyone-full.sddl.txt'),
+      'utf8',
+    ).trim();
+    await plant(stateDir, real);
+    await assert.rejects(guardStatePermissions({ stateDir }, options()), (e: PowerPlanError) => {
+      assert.deepEqual(e.details?.writers, ['WD']);
+      return true;
+    });
+  });
+
+  it('attack, nested parentheses: a write entry after a condition is seen, and a parenthesis in a quoted string hides nothing', async () => {
+    const stateDir = join(dir, 'nested');
+    await guardStatePermissions({ stateDir }, options());
+    // Reading up to the first `)` would end the DACL inside the condition and miss Users' full control.
+    await plant(stateDir, 'D:PAI(A;OICI;FA;;;SY)(XA;OICI;FA;;;BA;(Member_of {SID(BA)}))(A;OICI;FA;;;BU)');
+    await assert.rejects(guardStatePermissions({ stateDir }, options()), (e: PowerPlanError) => {
+      assert.deepEqual(e.details?.writers, ['BU']);
+      return true;
+    });
+    await plant(stateDir, 'D:PAI(A;OICI;FA;;;SY)(XA;;FA;;;BA;(@User.Title == "a)b"))(A;OICI;0x1301bf;;;AU)');
+    await assert.rejects(guardStatePermissions({ stateDir }, options()), (e: PowerPlanError) => {
+      assert.deepEqual(e.details?.writers, ['AU']);
+      return true;
+    });
+  });
+
+  it('the owner is read through PowerShell with the path in the environment, never in the command text', async () => {
+    const odd = join(dir, "it's $(whoami) [x]");
+    mkdirSync(odd);
+    assert.equal(await readOwner(odd, options()), 'BA');
+    const ps = (await calls('powershell')).at(-1)!;
+    assert.ok(!ps.some((a) => a.includes(odd) || a.includes('whoami')), ps.join(' '));
+    assert.deepEqual(ps.slice(0, 6), [
+      '-NoLogo',
+      '-NoProfile',
+      '-NonInteractive',
+      '-InputFormat',
+      'None',
+      '-Command',
+    ]);
+  });
+
+  it('a /save file is read as UTF-16LE with or without a byte order mark, and with an empty name line', async () => {
+    const target = join(dir, 'bom');
+    mkdirSync(target);
+    for (const [prefix, name] of [
+      ['\uFEFF', 'bom'],
+      ['', 'bom'],
+      ['\uFEFF', ''],
+    ] as const) {
+      const fake: RunFn = async (_file, args) => {
+        await writeFile(
+          args[2]!,
+          Buffer.from(`${prefix}${name}\r\nD:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)\r\n`, 'utf16le'),
+        );
+        return {
+          stdout: Buffer.from('Successfully processed 1 files; Failed processing 0 files\r\n'),
+          stderr: Buffer.alloc(0),
+          exitCode: 0,
+        };
+      };
+      assert.equal(
+        await readDacl(target, { icacls: ICACLS, run: fake }),
+        'D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)',
+      );
+    }
+    const empty: RunFn = async (_file, args) => {
+      await writeFile(args[2]!, Buffer.alloc(0));
+      return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 };
+    };
+    await assert.rejects(readDacl(target, { icacls: ICACLS, run: empty }), /icacls \/save wrote no DACL/);
   });
 });

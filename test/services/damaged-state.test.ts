@@ -122,12 +122,12 @@ describe('a damaged state file is kept aside, logged and reported, never overwri
           assert.equal(health.status, 200);
           const body = (await health.json()) as {
             status: string;
-            damaged: { file: string; keptAs: string }[];
+            damaged: { file: string; keptAs: string; journal: boolean }[];
           };
           assert.equal(body.status, 'degraded');
           assert.deepEqual(
-            body.damaged.map((d) => [d.file, d.keptAs]),
-            [[c.file, copies[0]]],
+            body.damaged.map((d) => [d.file, d.keptAs, d.journal]),
+            [[c.file, copies[0], c.journal]],
           );
           const metrics = await (await createApp(deps).request('/metrics')).text();
           assert.match(

@@ -21,7 +21,7 @@ describe('module structure', () => {
     assert.ok(Object.keys(graph).length > 90, `only ${Object.keys(graph).length} modules found`);
     assert.ok(graph['surfaces/http/app.ts']?.includes('surfaces/http/guard.ts'), 'static import');
     assert.ok(graph['surfaces/http/guard.ts']?.includes('surfaces/http/public-routes.ts'), 'type import');
-    assert.ok(graph['surfaces/cli/cli.ts']?.includes('surfaces/mcp/stdio.ts'), 'dynamic import');
+    assert.ok(graph['surfaces/cli/registry.ts']?.includes('surfaces/mcp/stdio.ts'), 'dynamic import');
     assert.deepEqual(result.circular(), []);
   });
 });

@@ -11,6 +11,7 @@ const scripts = {
   powercfg: 'powercfg.mjs',
   reg: 'reg-win.mjs',
   icacls: 'icacls.mjs',
+  powershell: 'powershell.mjs',
   wevtutil: 'wevtutil.mjs',
 } as const;
 
@@ -51,6 +52,7 @@ const INHERITED_ON_WINDOWS = [
   'POWERPLAN_POWERCFG',
   'POWERPLAN_REG',
   'POWERPLAN_ICACLS',
+  'POWERPLAN_POWERSHELL',
   'POWERPLAN_WEVTUTIL',
 ];
 

@@ -46,7 +46,7 @@ export const checkToolList = async (
         readOnlyHint: op.annotations.readOnly,
         destructiveHint: op.annotations.destructive,
         idempotentHint: op.annotations.idempotent,
-        openWorldHint: false,
+        openWorldHint: op.annotations.openWorld,
       },
       `${op.name} annotations`,
     );

@@ -1,26 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { repoRoot } from '../support/deps.ts';
+import { minimalEnv, repoRoot, runProcess } from '../../scripts/lib/serve.mjs';
 
 /** Runs scripts/mcp-conformance.mjs (the npm script test:mcp-conformance) and collects its output. */
-const runConformance = (): Promise<{ code: number | null; out: string }> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, 'scripts', 'mcp-conformance.mjs')], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
+const runConformance = async (): Promise<{ code: number | null; out: string }> => {
+  const r = await runProcess(process.execPath, [join(repoRoot, 'scripts', 'mcp-conformance.mjs')], {
+    env: { ...minimalEnv(), NO_COLOR: '1' },
   });
+  return { code: r.code, out: r.stdout + r.stderr };
+};
 
 describe('MCP conformance suite (offline, against powerplan serve)', () => {
   it('passes the scenarios that apply; the others fail exactly as listed in the baseline', {

@@ -5,14 +5,13 @@
  * Inspector's CLI against `powerplan mcp` over stdio.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
+import { binPath, runProcess } from '../../scripts/lib/serve.mjs';
 import { operations } from '../../src/operations/index.ts';
-import { binPath } from '../support/processes.ts';
 
 const inspectorCli = join(
   dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json')),
@@ -34,27 +33,10 @@ describe('MCP tool schemas are portable', () => {
         binPath,
         'mcp',
       ];
-      const { code, stdout, stderr } = await new Promise<{
-        code: number | null;
-        stdout: string;
-        stderr: string;
-      }>((resolve, reject) => {
-        // HOME: the Inspector keeps a catalog there; a fresh one per run touches nothing of the user's.
-        const child = spawn(process.execPath, args, {
-          env: { PATH: process.env.PATH ?? '', HOME: home },
-          stdio: ['ignore', 'pipe', 'pipe'],
-          timeout: 120_000,
-        });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (d) => {
-          out += d;
-        });
-        child.stderr.on('data', (d) => {
-          err += d;
-        });
-        child.on('error', reject);
-        child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
+      // HOME: the Inspector keeps a catalog there; a fresh one per run touches nothing of the user's.
+      const { code, stdout, stderr } = await runProcess(process.execPath, args, {
+        env: { PATH: process.env.PATH ?? '', HOME: home },
+        timeoutMs: 120_000,
       });
       assert.equal(code, 0, stderr);
       const { tools } = JSON.parse(stdout) as { tools: { name: string }[] };

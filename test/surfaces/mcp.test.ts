@@ -12,7 +12,7 @@ import type {
 import { z } from 'zod';
 import { ActivePlan } from '../../src/domain/schemas.ts';
 import { type Caller, localCaller } from '../../src/domain/scopes.ts';
-import { defineOperation, type Operation } from '../../src/operations/define.ts';
+import { defineOperation, type Operation, readOnly } from '../../src/operations/define.ts';
 import { operationByName, operations } from '../../src/operations/index.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
@@ -210,7 +210,7 @@ describe('MCP progress and cancellation (test-only operations)', () => {
   const base = {
     input: z.object({}).strict(),
     output: z.object({ done: z.boolean() }),
-    annotations: { readOnly: true, destructive: false, idempotent: true },
+    annotations: readOnly,
     scope: 'read' as const,
     cli: { command: ['x'] },
   };

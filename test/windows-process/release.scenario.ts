@@ -14,6 +14,7 @@ import { once } from 'node:events';
 import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { listeningUrl } from '../../scripts/lib/serve.mjs';
 import { linkStandins } from '../../scripts/windows/standins.mjs';
 import { openPrefix, winPath } from '../../scripts/windows/wine.mjs';
 import { ActivePlan } from '../../src/domain/schemas.ts';
@@ -46,6 +47,7 @@ const env = {
   POWERPLAN_POWERCFG: standins.powercfg,
   POWERPLAN_REG: standins.reg,
   POWERPLAN_ICACLS: standins.icacls,
+  POWERPLAN_POWERSHELL: standins.powershell,
   POWERPLAN_WEVTUTIL: standins.wevtutil,
   POWERPLAN_PORT: '0',
 };
@@ -105,7 +107,7 @@ describe('the Windows release, unpacked, as Windows processes', { concurrency: f
     try {
       const url = await until(
         'powerplan.exe serve to listen',
-        () => /listening on (\S+)/.exec(readFileSync(outFile, 'utf8'))?.[1],
+        () => listeningUrl(readFileSync(outFile, 'utf8')),
         60_000,
         200,
       );

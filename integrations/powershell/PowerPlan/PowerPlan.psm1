@@ -547,7 +547,8 @@ function Get-PowerPlanRecommendation {
     database (default), batch, latency or energy-saving.
 
     .PARAMETER Benchmark
-    latest (default: a recent stored benchmark), run (measure now; benchmark scope) or none (rules only).
+    latest (default: a recent benchmark stored under the active plan) or none (rules only). Asking
+    never runs a benchmark: to measure now, run Invoke-PowerPlanBenchmark first.
 
     .PARAMETER ComputerName
     Servers running the powerplan service (default localhost); pipeline input by property name.
@@ -574,7 +575,7 @@ function Get-PowerPlanRecommendation {
     [OutputType('PowerPlan.Recommendation')]
     param(
         [ValidateSet('database', 'batch', 'latency', 'energy-saving')][string]$Workload = 'database',
-        [ValidateSet('latest', 'run', 'none')][string]$Benchmark = 'latest',
+        [ValidateSet('latest', 'none')][string]$Benchmark = 'latest',
         [Parameter(Position = 0, ValueFromPipeline, ValueFromPipelineByPropertyName)]
         [Alias('CN', 'Name', 'DNSHostName')]
         [string[]]$ComputerName = 'localhost',
@@ -585,7 +586,7 @@ function Get-PowerPlanRecommendation {
     process {
         foreach ($computer in $ComputerName) {
             $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -ComputerName $computer -Port $Port -Method GET `
-                -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark" -Token $Token -UseSsl ([bool]$UseSsl) -TimeoutSec 120
+                -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark" -Token $Token -UseSsl ([bool]$UseSsl)
             [pscustomobject]@{
                 PSTypeName        = 'PowerPlan.Recommendation'
                 ComputerName      = $computer

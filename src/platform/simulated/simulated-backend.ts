@@ -6,7 +6,13 @@
  */
 import { z } from 'zod';
 import { PowerPlanError } from '../../domain/errors.ts';
-import type { Control, Effective, IdleStates, Mismatch } from '../../domain/idle.ts';
+import {
+  type Control,
+  type Effective,
+  type IdleStates,
+  type Mismatch,
+  windowsIdleStates,
+} from '../../domain/idle.ts';
 import { type Note, noteFields } from '../../domain/notes.ts';
 import {
   type AcDc,
@@ -162,21 +168,13 @@ const inForce = (state: SimState, p: SimPlan): SimPlan => {
   return out;
 };
 
-const simulatedIdle = (p: SimPlan): IdleStates => ({
-  source: 'simulated',
-  driver: null,
-  governor: null,
-  cpus: 0,
-  states: [],
-  deepestEnabled: null,
-  pmQos: null,
-  windows: {
+const simulatedIdle = (p: SimPlan): IdleStates =>
+  windowsIdleStates('simulated', {
     idleDisable: acdc(p.idleDisable),
     idleStateMaximum: null,
     promoteThreshold: null,
     demoteThreshold: null,
-  },
-});
+  });
 
 const simulatedControl = (state: SimState): Control =>
   state.virtualization.detected

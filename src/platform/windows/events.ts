@@ -5,12 +5,15 @@
  * attribute names are read, never the localized message text. Also: who controls the processor,
  * decided from those facts.
  */
+import { errorMessage } from '../../domain/errors.ts';
 import type {
   Control,
   ControlEvidence,
   FirmwareLimit,
   ProcessorGroupCapabilities,
 } from '../../domain/idle.ts';
+import type { RunFn } from '../../lib/run-command.ts';
+import { quote } from './powercfg-command.ts';
 
 export const PROCESSOR_POWER_PROVIDER = 'Microsoft-Windows-Kernel-Processor-Power';
 
@@ -167,5 +170,45 @@ export const windowsControl = (
     evidence,
     processorGroups: groups,
     ...(limits.length ? { firmwareLimits: limits } : {}),
+  };
+};
+
+/** How long the event log answer is reused: events 55/37 are written at boot and rarely after. */
+const EVENTS_TTL_MS = 10 * 60_000;
+
+export interface EventReaderOptions {
+  /** wevtutil.exe; null: the events are not read. */
+  path: string | null;
+  run: RunFn;
+  timeoutMs: number;
+  decode: (bytes: Buffer) => Promise<string>;
+}
+
+/** Events 55 and 37, newest first, read at most every ten minutes; null (and why) when the System log cannot be read. */
+export const createEventReader = ({ path, run, timeoutMs, decode }: EventReaderOptions) => {
+  let eventsAt = 0;
+  let events: Promise<{ events: ProcessorEvent[] | null; reason?: string }> | undefined;
+  return () => {
+    if (!path) return Promise.resolve({ events: null, reason: 'wevtutil is not configured' });
+    if (!events || Date.now() - eventsAt > EVENTS_TTL_MS) {
+      eventsAt = Date.now();
+      events = (async () => {
+        try {
+          const r = await run(path, ['qe', 'System', `/q:${EVENTS_QUERY}`, '/c:256', '/rd:true', '/f:xml'], {
+            timeoutMs,
+          });
+          if (r.exitCode !== 0) {
+            return {
+              events: null,
+              reason: `wevtutil exited with ${r.exitCode}: ${quote(await decode(r.stderr))}`,
+            };
+          }
+          return { events: parseEvents(await decode(r.stdout)) };
+        } catch (e) {
+          return { events: null, reason: errorMessage(e) };
+        }
+      })();
+    }
+    return events;
   };
 };

@@ -26,6 +26,7 @@ import { releasePowerPlan } from '../../operations/release-power-plan.ts';
 import { runOperation } from '../../operations/run.ts';
 import { setPowerPlan } from '../../operations/set-power-plan.ts';
 import type { CliIo, ServiceCommand } from './command.ts';
+import { usageError } from './usage.ts';
 
 export const SERVICE_WRAPPER = 'powerplan-service.exe';
 export const SERVICE_CONFIG = 'powerplan-service.xml';
@@ -163,31 +164,35 @@ const uninstall = async (config: Config, deps: Deps, io: CliIo): Promise<number>
   return 0;
 };
 
-const usage = (io: CliIo, message: string): number => {
-  io.err(`powerplan: ${message}\nRun 'powerplan service <command> --help' for usage.\n`);
-  return 2;
-};
+/** A `service` command: no arguments; only with the Windows service wrapper of the release. */
+const serviceCommand = (
+  command: string[],
+  summary: string,
+  action: (config: Config, deps: Deps, io: CliIo) => Promise<number>,
+  usage?: string,
+): ServiceCommand => ({
+  command,
+  summary,
+  ...(usage ? { usage } : {}),
+  run: async ({ positionals, config, deps, io }) => {
+    if (positionals.length) {
+      return usageError(io, `unexpected argument '${positionals[0]}'`, ['service', '<command>']);
+    }
+    wrapper();
+    return action(config(), await deps(), io);
+  },
+});
 
 export const windowsServiceCommands: ServiceCommand[] = [
-  {
-    command: ['service', 'install'],
-    usage: 'service install [--token-file <path>]',
-    summary:
-      'Install and start the Windows service (elevated prompt, from the Windows release); with --token-file it listens on all addresses.',
-    run: async ({ positionals, config, deps, io }) => {
-      if (positionals.length) return usage(io, `unexpected argument '${positionals[0]}'`);
-      wrapper();
-      return install(config(), await deps(), io);
-    },
-  },
-  {
-    command: ['service', 'uninstall'],
-    summary:
-      'Stop and remove the Windows service, releasing holds and setting back the plan in force at install (elevated prompt).',
-    run: async ({ positionals, config, deps, io }) => {
-      if (positionals.length) return usage(io, `unexpected argument '${positionals[0]}'`);
-      wrapper();
-      return uninstall(config(), await deps(), io);
-    },
-  },
+  serviceCommand(
+    ['service', 'install'],
+    'Install and start the Windows service (elevated prompt, from the Windows release); with --token-file it listens on all addresses.',
+    install,
+    'service install [--token-file <path>]',
+  ),
+  serviceCommand(
+    ['service', 'uninstall'],
+    'Stop and remove the Windows service, releasing holds and setting back the plan in force at install (elevated prompt).',
+    uninstall,
+  ),
 ];

@@ -5,9 +5,11 @@
  */
 import type { Config } from '../../config.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
+import { table } from '../../lib/table.ts';
 import { createToken, parseScopes, readTokenFile, revokeToken } from '../../lib/tokens.ts';
 import { restrictToAdmins } from '../../lib/windows-acl.ts';
 import type { CliIo, ServiceCommand } from './command.ts';
+import { usageError } from './usage.ts';
 
 /** Every write replaces the token file: on Windows it gets its explicit ACL each time (SYSTEM, Administrators). */
 const restrictTokenFile = async (config: Config, path: string): Promise<void> => {
@@ -27,10 +29,7 @@ const tokenFileOf = (config: Config): string => {
   return config.tokenFile;
 };
 
-const usage = (io: CliIo, message: string): number => {
-  io.err(`powerplan: ${message}\nRun 'powerplan token <command> --help' for usage.\n`);
-  return 2;
-};
+const usage = (io: CliIo, message: string): number => usageError(io, message, ['token', '<command>']);
 
 export const tokenCommands: ServiceCommand[] = [
   {
@@ -78,11 +77,8 @@ export const tokenCommands: ServiceCommand[] = [
       } else if (list.length === 0) {
         io.out(`No tokens in ${path}.\n`);
       } else {
-        const width = Math.max(4, ...list.map((t) => t.name.length)) + 2;
-        const row = (name: string, scopes: string, created: string) =>
-          `${name.padEnd(width)}${scopes.padEnd(26)}${created}`;
-        const rows = list.map((t) => row(t.name, t.scopes.join(','), t.created));
-        io.out(`${[row('NAME', 'SCOPES', 'CREATED'), ...rows].join('\n')}\n`);
+        const rows = list.map((t) => [t.name, t.scopes.join(','), t.created]);
+        io.out(`${table(['NAME', 'SCOPES', 'CREATED'], rows)}\n`);
       }
       return 0;
     },

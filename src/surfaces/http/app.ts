@@ -21,7 +21,6 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { Deps } from '../../deps.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
-import { stateHealth } from '../../lib/keep-aside.ts';
 import { MCP_PATH, mcpHandler } from '../mcp/http.ts';
 import { authMiddleware } from './auth.ts';
 import { createDocs } from './docs.ts';
@@ -113,7 +112,7 @@ export const createApp = (deps: Deps, security: HttpSecurity = baseSecurity(deps
   );
 
   // Liveness: always 200 while the process answers; `degraded` names damaged state files kept aside.
-  app.get('/healthz', (c) => c.json(stateHealth(deps.config.stateDir, deps.config.tokenFile)));
+  app.get('/healthz', (c) => c.json(deps.status.health()));
   app.get('/metrics', metrics.handler);
   let openapi: string | undefined;
   app.get('/openapi.json', (c) => {

@@ -24,10 +24,11 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { describeZodError, normalizeError } from '../../domain/errors.ts';
-import type { Caller } from '../../domain/scopes.ts';
+import { type Caller, requireScope } from '../../domain/scopes.ts';
 import type { Operation, Progress } from '../../operations/define.ts';
 import { operations as registry } from '../../operations/index.ts';
-import { runOperation } from '../../operations/run.ts';
+import { checkedOutput, runOperation } from '../../operations/run.ts';
+import type { Part } from '../../services/status.ts';
 import { version } from '../../version.ts';
 import { toProblem } from '../errors.ts';
 import { portableJsonSchema } from './portable-schema.ts';
@@ -119,7 +120,7 @@ const buildCatalog = (all: readonly Operation[]): Catalog => {
         readOnlyHint: op.annotations.readOnly,
         destructiveHint: op.annotations.destructive,
         idempotentHint: op.annotations.idempotent,
-        openWorldHint: false,
+        openWorldHint: op.annotations.openWorld,
       },
     };
   });
@@ -218,8 +219,6 @@ const serverFor = (deps: Deps, caller: Caller, catalog: Catalog): Server => {
     },
   );
 
-  const run = runFor(deps, caller);
-
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog.tools }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     callTool(
@@ -232,40 +231,37 @@ const serverFor = (deps: Deps, caller: Caller, catalog: Catalog): Server => {
     ),
   );
 
-  /** One part of the status: the operation's output, its problem, or absent when not offered. */
-  const part = async (name: string, input: unknown, extra: RequestExtra, pick = (o: unknown) => o) => {
-    const entry = catalog.ops.get(name);
-    if (!entry) return undefined;
-    try {
-      return pick(await run(entry.op, input, extra));
-    } catch (e) {
-      return { error: toProblem(normalizeError(e)) };
-    }
-  };
-
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [statusResource] }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, rawExtra) => {
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     if (request.params.uri !== STATUS_URI)
       throw new McpError(ErrorCode.InvalidParams, `Resource ${request.params.uri} not found.`);
-    const extra = rawExtra as unknown as RequestExtra;
-    const [active, latest, recommendation] = await Promise.all([
-      part('get_active_power_plan', {}, extra),
-      part(
-        'list_benchmarks',
-        { limit: 1 },
-        extra,
-        (o) => (o as { benchmarks?: unknown[] }).benchmarks?.[0] ?? null,
-      ),
-      part('get_recommendation', {}, extra),
-    ]);
-    const status = {
+    const status = await deps.status.read();
+    /**
+     * One part of the status model as the operation `name` answers it to this caller: its checked
+     * output (or `pick` of it), its problem, or absent when this service does not offer it.
+     */
+    const part = <T>(name: string, p: Part<T>, pick?: (value: T) => unknown) => {
+      const entry = catalog.ops.get(name);
+      if (!entry) return undefined;
+      try {
+        requireScope(caller, entry.op.scope, entry.op.name);
+        if (!p.ok) throw p.error;
+        return pick ? pick(p.value) : checkedOutput(entry.op, p.value);
+      } catch (e) {
+        return { error: toProblem(normalizeError(e)) };
+      }
+    };
+    const active = part('get_active_power_plan', status.active);
+    const latest = part('list_benchmarks', status.benchmark, (b) => b?.summary ?? null);
+    const recommendation = part('get_recommendation', status.advice);
+    const body = {
       generatedAt: new Date().toISOString(),
       activePlan: active ?? null,
       ...(latest !== undefined ? { latestBenchmark: latest } : {}),
       ...(recommendation !== undefined ? { recommendation } : {}),
     };
     return {
-      contents: [{ uri: STATUS_URI, mimeType: 'application/json', text: JSON.stringify(status, null, 2) }],
+      contents: [{ uri: STATUS_URI, mimeType: 'application/json', text: JSON.stringify(body, null, 2) }],
     };
   });
 

@@ -16,6 +16,7 @@ import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_pro
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { startServing } from '../../../scripts/lib/serve.mjs';
 import { until } from '../../support/until.ts';
 import { TUNED_PROFILES } from './real-daemons.ts';
 
@@ -109,10 +110,8 @@ const setUp = async (): Promise<string> => {
     );
   }
 
-  const server = start(
-    process.execPath,
-    [join(repo, 'bin', 'powerplan.js'), 'serve'],
-    {
+  const server = await startServing(process.execPath, [join(repo, 'bin', 'powerplan.js'), 'serve'], {
+    env: {
       ...env,
       HOME: scratch,
       POWERPLAN_BACKEND: 'linux',
@@ -121,17 +120,10 @@ const setUp = async (): Promise<string> => {
       POWERPLAN_STATE_DIR: join(scratch, 'state'),
       POWERPLAN_DESIRED_INTERVAL: '1',
     },
-    'powerplan',
-  );
-  let out = '';
-  return new Promise<string>((res, rej) => {
-    server.stdout?.on('data', (d) => {
-      out += d;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) res(m[1]!);
-    });
-    server.once('exit', (code) => rej(new Error(`powerplan serve exited with ${code}: ${out}`)));
   });
+  children.push(server.child);
+  server.child.once('exit', () => writeFileSync(join(scratch, 'powerplan.log'), server.output()));
+  return server.url;
 };
 
 /** Stops the service, then the daemon, then the bus; whatever is left dies with this process. */

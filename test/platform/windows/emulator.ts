@@ -83,3 +83,17 @@ export const emulate = async (
     cleanup: () => rm(dir, { recursive: true, force: true, maxRetries: 5 }),
   };
 };
+
+/** Runs `test` against a fresh emulated backend, and removes the emulator's files afterwards. */
+export const withEmulated = async (
+  init: Parameters<typeof emulate>[0],
+  test: (emu: Emulated) => Promise<void>,
+  options: Partial<WindowsBackendOptions> = {},
+): Promise<void> => {
+  const emu = await emulate(init, options);
+  try {
+    await test(emu);
+  } finally {
+    await emu.cleanup();
+  }
+};

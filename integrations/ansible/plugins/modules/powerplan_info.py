@@ -32,11 +32,11 @@ options:
     default: database
   benchmark:
     description:
-      - Evidence for the recommendation. C(latest) uses a recent stored benchmark, C(none) the
-        rules alone, C(run) measures now (it loads every CPU for a few seconds and needs the
-        C(benchmark) scope; in check mode C(latest) is used instead).
+      - Evidence for the recommendation. C(latest) uses a recent benchmark stored under the
+        active plan, C(none) the rules alone. Asking never runs a benchmark; to measure now, run
+        M(powerplan.powerplan.powerplan_benchmark) first.
     type: str
-    choices: [latest, run, none]
+    choices: [latest, none]
     default: latest
 attributes:
   check_mode:
@@ -120,7 +120,7 @@ def main():
         argument_spec=service_args(
             include=dict(type='list', elements='str', default=[], choices=['plans', 'holds', 'desired', 'recommendation']),
             workload=dict(type='str', default='database', choices=['database', 'batch', 'latency', 'energy-saving']),
-            benchmark=dict(type='str', default='latest', choices=['latest', 'run', 'none']),
+            benchmark=dict(type='str', default='latest', choices=['latest', 'none']),
         ),
         supports_check_mode=True,
     )
@@ -136,12 +136,8 @@ def main():
         if 'desired' in include:
             result['desired'] = service.request('GET', '/v1/desired')
         if 'recommendation' in include:
-            benchmark = module.params['benchmark']
-            if benchmark == 'run' and module.check_mode:
-                benchmark = 'latest'
-            query = urlencode({'workload': module.params['workload'], 'benchmark': benchmark})
-            timeout = max(module.params['timeout'], 120) if benchmark == 'run' else None
-            result['recommendation'] = service.request('GET', '/v1/recommendation?' + query, timeout=timeout)
+            query = urlencode({'workload': module.params['workload'], 'benchmark': module.params['benchmark']})
+            result['recommendation'] = service.request('GET', '/v1/recommendation?' + query)
     except ServiceError as e:
         e.fail(module, **result)
     module.exit_json(**result)
