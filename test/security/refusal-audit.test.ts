@@ -156,6 +156,14 @@ describe('REST: each refused plan change is one audit record', () => {
     assert.match(r.error!, /in use by a comparison in progress/);
   });
 
+  it('/metrics counts the refused attempts', async () => {
+    const res = await h.app.request('http://127.0.0.1/metrics', { headers: bearer(h.tokens.read) });
+    const n = Number(/^powerplan_plan_changes_refused_total (\d+)$/m.exec(await res.text())?.[1]);
+    const refused = (await since(h.t, 0)).filter((r) => r.result === 'refused').length;
+    assert.ok(refused >= 6, `${refused} refusals recorded`);
+    assert.equal(n, refused);
+  });
+
   it('hostile input is kept printable and bounded', async () => {
     const r = await oneRefusal(h.t, 'set_power_plan', async () => {
       const res = await send('PUT', '/v1/plans/active', h.tokens.control, {
