@@ -9,17 +9,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { AuditRecord } from '../../src/domain/audit.ts';
 import { PowerPlanError } from '../../src/domain/errors.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { Store } from '../../src/lib/store.ts';
 import { AuditTrail } from '../../src/services/audit-trail.ts';
-import { createMcpServer } from '../../src/surfaces/mcp/server.ts';
 import { call } from '../support/call.ts';
 import type { TestDeps } from '../support/deps.ts';
 import { depsPerBlock, perBlock } from '../support/fixture.ts';
+import { withMcpClient } from '../support/mcp.ts';
 import { runCli } from '../support/processes.ts';
 import { callError } from '../surfaces/mcp-checks.ts';
 import { bearer, secureHarness } from './harness.ts';
@@ -81,11 +80,16 @@ describe('REST: each refused plan change is one audit record', () => {
       headers: { ...bearer(token), 'content-type': 'application/json' },
       ...(body !== undefined || raw !== undefined ? { body: raw ?? JSON.stringify(body) } : {}),
     });
+  /** A request answered `status`, and the one refusal record of `operation` it left. */
+  const refused = (operation: string, status: number, ...request: Parameters<typeof send>) =>
+    oneRefusal(h.t, operation, async () => {
+      const res = await send(...request);
+      assert.equal(res.status, status, await res.text());
+    });
 
   it('an unknown plan (404): the caller, the input and why', async () => {
-    const r = await oneRefusal(h.t, 'set_power_plan', async () => {
-      const res = await send('PUT', '/v1/plans/active', h.tokens.control, { plan: 'no-such-plan' });
-      assert.equal(res.status, 404);
+    const r = await refused('set_power_plan', 404, 'PUT', '/v1/plans/active', h.tokens.control, {
+      plan: 'no-such-plan',
     });
     assert.equal(r.caller, 'control-token');
     assert.equal(r.code, 'not_found');
@@ -94,9 +98,8 @@ describe('REST: each refused plan change is one audit record', () => {
   });
 
   it('a read-only token (403)', async () => {
-    const r = await oneRefusal(h.t, 'set_power_plan', async () => {
-      const res = await send('PUT', '/v1/plans/active', h.tokens.read, { plan: 'high-performance' });
-      assert.equal(res.status, 403);
+    const r = await refused('set_power_plan', 403, 'PUT', '/v1/plans/active', h.tokens.read, {
+      plan: 'high-performance',
     });
     assert.equal(r.caller, 'read-token');
     assert.equal(r.code, 'forbidden');
@@ -104,34 +107,35 @@ describe('REST: each refused plan change is one audit record', () => {
   });
 
   it('invalid input (400): a wrong field, and a body that is no JSON', async () => {
-    const r = await oneRefusal(h.t, 'hold_power_plan', async () => {
-      const res = await send('POST', '/v1/holds', h.tokens.control, {
-        plan: 'high-performance',
-        for: '9 years',
-      });
-      assert.equal(res.status, 400);
+    const r = await refused('hold_power_plan', 400, 'POST', '/v1/holds', h.tokens.control, {
+      plan: 'high-performance',
+      for: '9 years',
     });
     assert.equal(r.code, 'invalid_input');
     assert.equal((r.input as { for: string }).for, '9 years');
-    const j = await oneRefusal(h.t, 'set_power_plan', async () => {
-      const res = await send('PUT', '/v1/plans/active', h.tokens.control, undefined, '{"plan":');
-      assert.equal(res.status, 400);
-    });
+    const j = await refused(
+      'set_power_plan',
+      400,
+      'PUT',
+      '/v1/plans/active',
+      h.tokens.control,
+      undefined,
+      '{"plan":',
+    );
     assert.equal(j.code, 'invalid_input');
   });
 
   it('a hold conflict (409), and no record for the same refusal as a dry run', async () => {
     const held = await send('POST', '/v1/holds', h.tokens.control, { plan: 'high-performance', for: '1h' });
     assert.equal(held.status, 201);
-    const r = await oneRefusal(h.t, 'hold_power_plan', async () => {
-      const res = await send('POST', '/v1/holds', h.tokens.control, { plan: 'power-saver', for: '1h' });
-      assert.equal(res.status, 409);
+    const r = await refused('hold_power_plan', 409, 'POST', '/v1/holds', h.tokens.control, {
+      plan: 'power-saver',
+      for: '1h',
     });
     assert.equal(r.code, 'conflict');
     assert.equal((r.input as { plan: string }).plan, 'power-saver');
-    const s = await oneRefusal(h.t, 'set_power_plan', async () => {
-      const res = await send('PUT', '/v1/plans/active', h.tokens.control, { plan: 'power-saver' });
-      assert.equal(res.status, 409);
+    const s = await refused('set_power_plan', 409, 'PUT', '/v1/plans/active', h.tokens.control, {
+      plan: 'power-saver',
     });
     assert.match(s.error!, /held/);
     const from = await count(h.t);
@@ -165,12 +169,9 @@ describe('REST: each refused plan change is one audit record', () => {
   });
 
   it('hostile input is kept printable and bounded', async () => {
-    const r = await oneRefusal(h.t, 'set_power_plan', async () => {
-      const res = await send('PUT', '/v1/plans/active', h.tokens.control, {
-        plan: `x\u001b]0;owned\u0007\u202e${'A'.repeat(20_000)}`,
-        ...Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`f${i}`, i])),
-      });
-      assert.equal(res.status, 400);
+    const r = await refused('set_power_plan', 400, 'PUT', '/v1/plans/active', h.tokens.control, {
+      plan: `x\u001b]0;owned\u0007\u202e${'A'.repeat(20_000)}`,
+      ...Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`f${i}`, i])),
     });
     const json = JSON.stringify(r);
     assert.ok(json.length < 4096, `${json.length} characters`);
@@ -178,9 +179,8 @@ describe('REST: each refused plan change is one audit record', () => {
     assert.doesNotMatch(json.replace(/\\u00[0-9a-f]{2}/g, ''), /[\u0000-\u001f\u007f\u202e]/);
     assert.doesNotMatch(JSON.stringify(r.input), /\\u001b|\\u0007/);
     // A token pasted into a field is refused as a plan, and recorded as no token.
-    const pasted = await oneRefusal(h.t, 'set_power_plan', async () => {
-      const res = await send('PUT', '/v1/plans/active', h.tokens.control, { plan: h.tokens.control });
-      assert.equal(res.status, 404);
+    const pasted = await refused('set_power_plan', 404, 'PUT', '/v1/plans/active', h.tokens.control, {
+      plan: h.tokens.control,
     });
     assert.ok(!JSON.stringify(pasted).includes(h.tokens.control.slice(3, 20)), JSON.stringify(pasted));
   });
@@ -188,48 +188,38 @@ describe('REST: each refused plan change is one audit record', () => {
 
 describe('MCP: refused tool calls are audited like REST', () => {
   const t = depsPerBlock();
-  const mcp = perBlock(
-    async () => {
-      const reader = { name: 'mcp-reader', scopes: ['read' as const] };
-      const clients: Client[] = [];
-      const connect = async (caller: Parameters<typeof createMcpServer>[1]) => {
-        const server = createMcpServer(t.deps, caller);
-        const [a, b] = InMemoryTransport.createLinkedPair();
-        const client = new Client({ name: 'refusal-test', version: '0.0.0' });
-        await Promise.all([server.connect(b), client.connect(a)]);
-        clients.push(client);
-        return client;
-      };
-      return {
-        admin: await connect({ name: 'mcp-admin', scopes: ['control'] }),
-        reader: await connect(reader),
-        close: () => Promise.all(clients.map((c) => c.close())),
-      };
-    },
-    (m) => m.close(),
-  );
 
-  it('unknown plan, read-only caller, invalid input, hold conflict, lock busy', async () => {
-    const cases: [Client, string, Record<string, unknown>, string][] = [
-      [mcp.admin, 'set_power_plan', { plan: 'no-such-plan' }, 'not_found'],
-      [mcp.reader, 'set_power_plan', { plan: 'high-performance' }, 'forbidden'],
-      [mcp.admin, 'hold_power_plan', { plan: 'high-performance', for: 'soon' }, 'invalid_input'],
-    ];
-    for (const [client, name, args, code] of cases) {
-      const r = await oneRefusal(t, name, () => callError(client, name, args));
-      assert.equal(r.code, code, JSON.stringify(r));
-      assert.equal(r.caller, client === mcp.reader ? 'mcp-reader' : 'mcp-admin');
-    }
-    await call(t.deps, 'hold_power_plan', { plan: 'high-performance', for: '1h' });
-    const c = await oneRefusal(t, 'hold_power_plan', () =>
-      callError(mcp.admin, 'hold_power_plan', { plan: 'power-saver', for: '1h' }),
-    );
-    assert.equal(c.code, 'conflict');
-    const l = await oneRefusal(t, 'set_power_plan', () =>
-      whileLocked(t, () => callError(mcp.admin, 'set_power_plan', { plan: 'high-performance' })),
-    );
-    assert.equal(l.code, 'conflict');
-  });
+  it('unknown plan, read-only caller, invalid input, hold conflict, lock busy', () =>
+    withMcpClient(
+      t.deps,
+      (admin) =>
+        withMcpClient(
+          t.deps,
+          async (reader) => {
+            const cases: [Client, string, Record<string, unknown>, string][] = [
+              [admin, 'set_power_plan', { plan: 'no-such-plan' }, 'not_found'],
+              [reader, 'set_power_plan', { plan: 'high-performance' }, 'forbidden'],
+              [admin, 'hold_power_plan', { plan: 'high-performance', for: 'soon' }, 'invalid_input'],
+            ];
+            for (const [client, name, args, code] of cases) {
+              const r = await oneRefusal(t, name, () => callError(client, name, args));
+              assert.equal(r.code, code, JSON.stringify(r));
+              assert.equal(r.caller, client === reader ? 'mcp-reader' : 'mcp-admin');
+            }
+            await call(t.deps, 'hold_power_plan', { plan: 'high-performance', for: '1h' });
+            const c = await oneRefusal(t, 'hold_power_plan', () =>
+              callError(admin, 'hold_power_plan', { plan: 'power-saver', for: '1h' }),
+            );
+            assert.equal(c.code, 'conflict');
+            const l = await oneRefusal(t, 'set_power_plan', () =>
+              whileLocked(t, () => callError(admin, 'set_power_plan', { plan: 'high-performance' })),
+            );
+            assert.equal(l.code, 'conflict');
+          },
+          { name: 'mcp-reader', scopes: ['read'] },
+        ),
+      { name: 'mcp-admin', scopes: ['control'] },
+    ));
 });
 
 describe('CLI: refused commands are audited (as the local caller)', () => {
