@@ -462,7 +462,7 @@ export interface components {
              * @description Operation or internal action, e.g. set_power_plan, compare_restore.
              * @enum {string}
              */
-            operation: "set_power_plan" | "hold_power_plan" | "release_power_plan" | "hold_expire" | "hold_restore" | "hold_recover" | "set_desired_power_plan" | "desired_state_check" | "enforce_desired_state" | "compare_power_plans" | "compare_restore";
+            operation: "set_power_plan" | "hold_power_plan" | "release_power_plan" | "hold_expire" | "hold_restore" | "hold_recover" | "set_desired_power_plan" | "desired_state_check" | "enforce_desired_state" | "compare_power_plans" | "compare_restore" | "refusals_suppressed";
             /** @description What the caller asked for (always present since this version). */
             input?: unknown;
             /** @description The plan in force before; null when not read or not relevant. */
@@ -480,12 +480,14 @@ export interface components {
                 [key: string]: unknown;
             }) | null;
             /**
-             * @description What happened.
+             * @description What happened: `refused` is an attempt refused before anything changed (invalid input, scope, conflict, lock busy, unknown plan); `suppressed` sums up the refusals left out once more than the configured number a minute came in.
              * @enum {string}
              */
-            result: "changed" | "failed" | "restored" | "created" | "detected";
-            /** @description Why it failed (result `failed`). */
+            result: "changed" | "failed" | "restored" | "created" | "detected" | "refused" | "suppressed";
+            /** @description Why it failed or was refused; for `suppressed`, how many refusals were left out. */
             error?: string;
+            /** @description The error code of a refusal (invalid_input, forbidden, not_found, conflict, ...). */
+            code?: string;
             /** @description Settings read back after the switch that are not as the plan asks (the change did not fully take effect). */
             mismatches?: components["schemas"]["Mismatch"][];
         };
