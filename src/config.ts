@@ -104,6 +104,10 @@ export const ConfigSchema = z.object({
     .min(4096)
     .default(10 * 1024 * 1024),
   auditFiles: z.coerce.number().int().min(1).max(100).default(5),
+  /** Refused attempts to change a plan audited per minute; the rest are counted in one summary line. */
+  auditRefusals: z.coerce.number().int().min(1).max(10_000).default(30),
+  /** Holds in force at once; one more is refused (409). */
+  maxHolds: z.coerce.number().int().min(1).max(10_000).default(100),
   /** A lock not refreshed for this long is stale (its holder refreshes it every quarter of it). */
   lockStaleSeconds: z.coerce.number().min(0.2).max(86_400).default(120),
   icacls: z.string().min(1),
@@ -141,6 +145,8 @@ const variables: Record<keyof Config, string> = {
   fleetConcurrency: 'POWERPLAN_FLEET_CONCURRENCY',
   auditMaxBytes: 'POWERPLAN_AUDIT_MAX_BYTES',
   auditFiles: 'POWERPLAN_AUDIT_FILES',
+  auditRefusals: 'POWERPLAN_AUDIT_REFUSALS',
+  maxHolds: 'POWERPLAN_MAX_HOLDS',
   lockStaleSeconds: 'POWERPLAN_LOCK_STALE_SECONDS',
   icacls: 'POWERPLAN_ICACLS',
   powershell: 'POWERPLAN_POWERSHELL',
@@ -178,6 +184,8 @@ export const configHelp: Record<keyof Config, string> = {
   fleetConcurrency: 'fleet hosts asked at once (default 16)',
   auditMaxBytes: 'size at which audit.jsonl is rotated (default 10485760)',
   auditFiles: 'audit files kept, the current one included (default 5)',
+  auditRefusals: 'refused plan changes audited per minute, then one summary line (default 30)',
+  maxHolds: 'holds in force at once; one more is refused with 409 (default 100)',
   lockStaleSeconds: 'a lock not refreshed for this long is stale (default 120)',
   icacls: 'icacls.exe that sets and checks the ACLs of the state directory and token file (Windows)',
   powershell: 'powershell.exe that reads the owner of the state directory and token file (Windows)',

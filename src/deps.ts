@@ -68,7 +68,8 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
   const planChange = overrides.planChange ?? new PlanChangeService({ store, backend, log, config });
   // One timer for the background work of the service (hold expiry, desired-state checks).
   const schedule = new Schedule();
-  const holds = overrides.holds ?? new HoldsService({ planChange, log, store, schedule });
+  const holds =
+    overrides.holds ?? new HoldsService({ planChange, log, store, schedule, maxHolds: config.maxHolds });
   const desired =
     overrides.desired ?? new DesiredService({ store, backend, log, config, planChange, holds, schedule });
   const comparisons = overrides.comparisons ?? new ComparisonService();
@@ -126,6 +127,7 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
         // A cancelled comparison puts its original plan back first; a change in flight finishes.
         await Promise.all([comparisons.settled(), desired.stop()]);
         await planChange.lock.idle(STOP_WAIT_MS);
+        await planChange.flushRefusals();
         fleet.close();
       })();
       return stopping;

@@ -21,13 +21,16 @@ export const AuditOperation = z
     'enforce_desired_state',
     'compare_power_plans',
     'compare_restore',
+    'refusals_suppressed',
   ])
   .describe('Operation or internal action, e.g. set_power_plan, compare_restore.');
 export type AuditOperation = z.infer<typeof AuditOperation>;
 
 export const AuditResult = z
-  .enum(['changed', 'failed', 'restored', 'created', 'detected'])
-  .describe('What happened.');
+  .enum(['changed', 'failed', 'restored', 'created', 'detected', 'refused', 'suppressed'])
+  .describe(
+    'What happened: `refused` is an attempt refused before anything changed (invalid input, scope, conflict, lock busy, unknown plan); `suppressed` sums up the refusals left out once more than the configured number a minute came in.',
+  );
 export type AuditResult = z.infer<typeof AuditResult>;
 
 /** A plan as the audit trail names it (records of earlier versions may carry more fields). */
@@ -50,7 +53,14 @@ export const AuditRecord = z
       'The plan in force after (or asked for, when failed); null when none.',
     ),
     result: AuditResult,
-    error: z.string().optional().describe('Why it failed (result `failed`).'),
+    error: z
+      .string()
+      .optional()
+      .describe('Why it failed or was refused; for `suppressed`, how many refusals were left out.'),
+    code: z
+      .string()
+      .optional()
+      .describe('The error code of a refusal (invalid_input, forbidden, not_found, conflict, ...).'),
     mismatches: z
       .array(Mismatch)
       .optional()

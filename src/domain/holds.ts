@@ -49,9 +49,20 @@ export const byLiveness = (
   expired: holds.filter((h) => !isLive(h, now)),
 });
 
-/** Holds named for a person: id, plan, end and holder of each. */
-export const describeHolds = (holds: readonly HoldRecord[]): string =>
-  holds.map((h) => `${h.id} (${h.planName} until ${h.expiresAt}, by ${h.createdBy})`).join(', ');
+/**
+ * At most this many holds are named in a message or a problem's details, the rest counted: with
+ * a hundred holds in force a refusal stays a few hundred bytes, not a list of them all.
+ */
+export const LISTED_HOLDS = 5;
+
+/** Holds named for a person: id, plan, end and holder of the first few, then how many more. */
+export const describeHolds = (holds: readonly HoldRecord[]): string => {
+  const named = holds
+    .slice(0, LISTED_HOLDS)
+    .map((h) => `${h.id} (${h.planName} until ${h.expiresAt}, by ${h.createdBy})`)
+    .join(', ');
+  return holds.length > LISTED_HOLDS ? `${named} and ${holds.length - LISTED_HOLDS} more` : named;
+};
 
 export const Hold = HoldRecord.extend({
   secondsRemaining: z.number().int().describe('Whole seconds until the hold ends by itself.'),
@@ -62,6 +73,15 @@ export type Hold = z.infer<typeof Hold>;
 export const toHold = (h: HoldRecord, now: number): Hold => ({
   ...h,
   secondsRemaining: Math.max(0, Math.ceil((Date.parse(h.expiresAt) - now) / 1000)),
+});
+
+/** What a refusal about holds carries in its details: the first few holds, and how many are in force. */
+export const holdDetails = (
+  holds: readonly HoldRecord[],
+  now: number,
+): { holds: Hold[]; holdsInForce: number } => ({
+  holds: holds.slice(0, LISTED_HOLDS).map((h) => toHold(h, now)),
+  holdsInForce: holds.length,
 });
 
 export const HoldList = z

@@ -6,6 +6,23 @@ const hostCount = (n: number) => `${n} host${n === 1 ? '' : 's'}`;
 
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+/** A host of an answer, with the pointers to the text its agent wrote. */
+interface Reported {
+  reportedByAgent: string[];
+}
+const byAgent = (h: Reported, pointer: string) =>
+  h.reportedByAgent.some((p) => pointer === p || pointer.startsWith(`${p}/`));
+/** The agent's words in quotes (JSON's, so that nothing in them can pass for our own text). */
+const quoted = (h: Reported, pointer: string, text: string) =>
+  byAgent(h, pointer) ? JSON.stringify(text) : text;
+/** Why a host failed: our words as they are, the agent's own problem quoted after "agent says:". */
+const problem = (h: Reported & { error?: { title: string; detail: string } | undefined }) =>
+  !h.error
+    ? ''
+    : byAgent(h, '/error/detail')
+      ? `agent says: ${JSON.stringify(`${h.error.title}: ${h.error.detail}`)}`
+      : `${h.error.title}: ${h.error.detail}`;
+
 /** An edited plan, settings not in force, a host where firmware or the hypervisor decides. */
 const checks = (h: FleetStatus['hosts'][number]): string =>
   [
@@ -22,7 +39,7 @@ export const formatFleetStatus = (s: FleetStatus): string => {
       ? [
           h.name,
           'ok',
-          h.plan ? cut(h.plan.name, 28) : '-',
+          h.plan ? quoted(h, '/plan/name', cut(h.plan.name, 28)) : '-',
           h.plan?.kind ?? '-',
           h.recommendation
             ? h.recommendation.changeRecommended
@@ -40,7 +57,7 @@ export const formatFleetStatus = (s: FleetStatus): string => {
   const m = s.summary;
   return [
     table(['HOST', 'STATUS', 'PLAN', 'KIND', 'ADVICE', 'BURST', 'DRIFT', 'HOLDS', 'CHECKS'], rows),
-    ...(failed.length ? ['', ...failed.map((h) => `${h.name}: ${h.error!.title}: ${h.error!.detail}`)] : []),
+    ...(failed.length ? ['', ...failed.map((h) => `${h.name}: ${problem(h)}`)] : []),
     '',
     `${hostCount(m.total)}: ${m.ok} ok, ${m.unreachable} unreachable, ${m.unauthorized} unauthorized, ${m.error} error; ${m.changeRecommended} advised to switch.`,
     ...(s.source.kind === 'prometheus'
@@ -52,11 +69,15 @@ export const formatFleetStatus = (s: FleetStatus): string => {
 export const formatFleetSet = (r: FleetSetResult): string => {
   const rows = r.hosts.map((h) =>
     h.error
-      ? [h.name, h.status, `${h.error.title}: ${cut(h.error.detail, 70)}`]
+      ? [h.name, h.status, cut(problem(h), 100)]
       : [
           h.name,
           r.dryRun ? (h.changed ? 'would change' : 'would keep') : h.changed ? 'changed' : 'unchanged',
-          `${h.before?.name ?? '?'} -> ${h.after?.name ?? '?'}${h.warnings?.length ? ` (warning: ${h.warnings.join('; ')})` : ''}`,
+          `${quoted(h, '/before/name', h.before?.name ?? '?')} -> ${quoted(h, '/after/name', h.after?.name ?? '?')}${
+            h.warnings?.length
+              ? ` (warning, agent says: ${h.warnings.map((w) => JSON.stringify(w)).join('; ')})`
+              : ''
+          }`,
         ],
   );
   const m = r.summary;

@@ -1,10 +1,9 @@
 /** get_fleet_prometheus_targets: the fleet as Prometheus file_sd / http_sd targets. */
-import { z } from 'zod';
 import { PrometheusTargets } from '../domain/fleet.ts';
-import { defineOperation, readOnly } from './define.ts';
-import { fleetSelection } from './inputs.ts';
+import { readOnly } from './define.ts';
+import { defineFleetRead } from './fleet-read.ts';
 
-export const getFleetPrometheusTargets = defineOperation({
+export const getFleetPrometheusTargets = defineFleetRead({
   name: 'get_fleet_prometheus_targets',
   title: 'Fleet as Prometheus targets',
   description:
@@ -12,12 +11,10 @@ export const getFleetPrometheusTargets = defineOperation({
     "with its host:port, and labels __scheme__, __metrics_path__ (the agent's /metrics), fleet_host and " +
     'fleet_tags. Contacts no host. The bearer token for scraping is set in the Prometheus job (credentials_file), ' +
     'not here; see docs/FLEET.md. Read scope.',
-  input: z.object(fleetSelection).strict(),
   output: PrometheusTargets,
+  route: 'prometheus-targets',
   annotations: readOnly,
-  scope: 'read',
-  http: { method: 'GET', path: '/v1/fleet/prometheus-targets' },
   // For people and for file_sd alike, the CLI prints the bare target list (`> targets.json`).
-  cli: { command: ['fleet', 'prometheus-targets'], format: (t) => JSON.stringify(t.groups, null, 2) },
+  format: (t) => JSON.stringify(t.groups, null, 2),
   handler: (input, ctx) => ctx.fleet.prometheusTargets(input),
 });

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { MAX_THREADS } from '../bench/service.ts';
 import { BenchmarkProfile } from '../domain/benchmark.ts';
-import { FleetHostName, FleetTag } from '../domain/fleet.ts';
+import { FleetHostName, FleetTag } from '../domain/fleet-file.ts';
 import { parseDuration } from '../domain/holds.ts';
 
 /** The input of an operation that takes none (unknown fields are still refused). */

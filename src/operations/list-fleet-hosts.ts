@@ -1,22 +1,20 @@
 /** list_fleet_hosts: the agents the fleet file (and inventory) names, without asking them. */
-import { z } from 'zod';
 import { FleetHostList } from '../domain/fleet.ts';
-import { defineOperation, readOnlyFleet } from './define.ts';
+import { readOnlyFleet } from './define.ts';
 import { formatFleetHosts } from './fleet-format.ts';
-import { fleetSelection } from './inputs.ts';
+import { defineFleetRead } from './fleet-read.ts';
 
-export const listFleetHosts = defineOperation({
+export const listFleetHosts = defineFleetRead({
   name: 'list_fleet_hosts',
   title: 'List fleet hosts',
   description:
     'Lists the hosts of the fleet as configured (fleet file and/or Ansible inventory): name, URL, tags, whether a ' +
     'token is sent (never the token) and how TLS is checked; with a Prometheus source, the agents of its active ' +
     'targets. Contacts no host. Read scope.',
-  input: z.object(fleetSelection).strict(),
   output: FleetHostList,
+  route: 'hosts',
+  // With a Prometheus source it asks Prometheus for the agents.
   annotations: readOnlyFleet,
-  scope: 'read',
-  http: { method: 'GET', path: '/v1/fleet/hosts' },
-  cli: { command: ['fleet', 'hosts'], format: formatFleetHosts },
+  format: formatFleetHosts,
   handler: (input, ctx) => ctx.fleet.hosts(input),
 });

@@ -3,8 +3,12 @@
  * operation's schema, calls the handler and validates its output. It is the one operation-context
  * path of REST, MCP and the CLI: the transport's signal (client gone, MCP cancellation, Ctrl-C)
  * is linked with the service's shutdown here, once, and an unexpected error is logged here, once.
+ * A refused attempt of an operation that changes a plan (one the audit trail names) is audited
+ * here, whatever refused it: the input, the scope, or the change itself (the plan change records
+ * its own refusals first, with the input it names; the same error is not recorded twice).
  * Surfaces only adapt transport.
  */
+import { AuditOperation } from '../domain/audit.ts';
 import { describeZodError, normalizeError, PowerPlanError } from '../domain/errors.ts';
 import { requireScope } from '../domain/scopes.ts';
 import { type LinkedSignal, linkedSignal } from '../lib/signal.ts';
@@ -47,9 +51,14 @@ export const checkedOutput = (op: Operation, result: unknown): unknown => {
 const logged = new WeakSet<object>();
 export const loggedAlready = (e: unknown): boolean => typeof e === 'object' && e !== null && logged.has(e);
 
+/** True for a dry run: it changes nothing, so its refusal is an answer, not a refused attempt. */
+const isDryRun = (input: unknown): boolean =>
+  typeof input === 'object' && input !== null && (input as { dryRun?: unknown }).dryRun === true;
+
 /**
  * `ctx` is used as the operation's context as it is (not copied): a surface may give it a `signal`
- * made on first use (a getter), which a copy would call.
+ * made on first use (a getter), which a copy would call. `rawInput` may be a promise (a request
+ * body still to be read): a body that cannot be read is refused here like any other bad input.
  */
 export const runOperation = async (op: Operation, rawInput: unknown, ctx: RunContext): Promise<unknown> => {
   // The operation's signal, made on first use (most reads never look at it, and an
@@ -67,9 +76,11 @@ export const runOperation = async (op: Operation, rawInput: unknown, ctx: RunCon
       return link.signal;
     },
   });
+  let raw: unknown;
   try {
+    raw = await rawInput;
     requireScope(ctx.caller, op.scope, op.name);
-    const parsed = op.input.safeParse(rawInput ?? {});
+    const parsed = op.input.safeParse(raw ?? {});
     if (!parsed.success) throw new PowerPlanError('invalid_input', describeZodError(parsed.error));
     ctx.progress ??= noProgress;
     const result = await op.handler(parsed.data, ctx as OperationContext);
@@ -84,6 +95,8 @@ export const runOperation = async (op: Operation, rawInput: unknown, ctx: RunCon
       });
       logged.add(e);
     }
+    const audited = AuditOperation.safeParse(op.name);
+    if (audited.success && !isDryRun(raw)) await ctx.planChange.refused(ctx.caller, audited.data, raw, e);
     throw e;
   } finally {
     link?.release();

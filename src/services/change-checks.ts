@@ -5,7 +5,7 @@
  */
 import type { AuditOperation } from '../domain/audit.ts';
 import { PowerPlanError } from '../domain/errors.ts';
-import { byLiveness } from '../domain/holds.ts';
+import { byLiveness, describeHolds } from '../domain/holds.ts';
 import type { Precondition, Verification } from './change-intent.ts';
 import type { RestoreJournal } from './restore-journal.ts';
 
@@ -24,7 +24,7 @@ const owedMessage = (owed: RestoreJournal, tolerates: 'holds' | 'none'): string 
   const { alive } = byLiveness(owed.holds, Date.now());
   if (owed.kind === 'holds' && alive.length) {
     if (tolerates === 'holds') return undefined;
-    return `The plan is held (${alive.map((h) => `${h.id} until ${h.expiresAt}`).join(', ')}); a comparison would switch it. Release the holds first (release_power_plan).`;
+    return `The plan is held (${describeHolds(alive)}); a comparison would switch it. Release the holds first (release_power_plan).`;
   }
   if (owed.kind === 'holds' && tolerates === 'holds') return undefined;
   const after = owed.kind === 'comparison' ? ' after an interrupted comparison' : '';

@@ -182,6 +182,7 @@ export class ChangeSteps {
         if (previous) await this.store.write(JOURNAL, previous);
         else await this.store.remove(JOURNAL);
       }
+      this.trail.recordedAlready(e); // a failed switch, not a refusal
       if (errorMessage(e) !== intent.lastError) {
         await this.trail.write(intent.who, {
           ...entry,

@@ -24,7 +24,8 @@ import {
   evaluate,
   loadDesired,
 } from './desired-rules.ts';
-import { HeldNow, type HoldsService, notWhileHeld } from './holds.ts';
+import { HeldNow, notWhileHeld } from './hold-rules.ts';
+import type { HoldsService } from './holds.ts';
 import type { PlanChangeService } from './plan-change.ts';
 
 export interface DesiredOptions {

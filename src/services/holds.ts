@@ -7,13 +7,11 @@
  * refused (409), so a running job never has its plan switched under it. The restore happens when
  * the last hold ends. Holds state their policy as change intents and preconditions of the
  * plan-change service (which switches, journals and audits); the rules of a hold's life (live,
- * expired) are in domain/holds.ts.
+ * expired) are in domain/holds.ts, their rules as preconditions of a change in hold-rules.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage, PowerPlanError } from '../domain/errors.ts';
 import {
-  byLiveness,
-  describeHolds,
   type HoldList,
   type HoldRecord,
   type HoldResult,
@@ -25,7 +23,7 @@ import type { Caller } from '../domain/scopes.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Schedule } from '../lib/schedule.ts';
 import type { Store } from '../lib/store.ts';
-import type { Precondition } from './change-intent.ts';
+import { liveIn, sameHeldPlan, withinCap } from './hold-rules.ts';
 import type { PlanChangeService } from './plan-change.ts';
 import { JOURNAL, owing, type RestoreJournal } from './restore-journal.ts';
 
@@ -36,80 +34,9 @@ import { JOURNAL, owing, type RestoreJournal } from './restore-journal.ts';
 const POLL_MS = 5_000;
 const SCHEDULE_JOB = 'hold expiry';
 
-/** The holds in force in a journal. */
-const liveIn = (j: RestoreJournal | undefined, now = Date.now()): HoldRecord[] =>
-  j?.kind === 'holds' ? byLiveness(j.holds, now).alive : [];
-
 /** True when the journal asks for work now: an expired hold, a restore still owed, a dead comparison's restore. */
 const due = (j: RestoreJournal | undefined, now: number) =>
   j !== undefined && (j.kind !== 'holds' || j.holds.length === 0 || j.holds.some((h) => !isLive(h, now)));
-
-/**
- * set_power_plan's rule about holds: without `force` a change while holds are in force is refused
- * (409); asking for the plan already in force is harmless and only warned about. With `force` the
- * holds end once the set has succeeded (a failed set keeps them) and the plan set stays: nothing
- * is restored.
- */
-export const setWhileHeld: Precondition = (c) => {
-  const held = liveIn(c.owed);
-  if (held.length === 0) return;
-  if (!c.intent.force) {
-    if (!c.switches) {
-      c.warnings.push(`The plan is held: ${describeHolds(held)}.`);
-      return;
-    }
-    throw new PowerPlanError(
-      'conflict',
-      `The plan is held: ${describeHolds(held)}. Release the holds (release_power_plan), or repeat with ` +
-        'force: true (CLI: --force) to end them; the plan you set then stays and nothing is restored.',
-      { holds: held.map((h) => toHold(h, Date.now())) },
-    );
-  }
-  const ending = `${held.length === 1 ? 'hold' : 'holds'} ${held.map((h) => h.id).join(', ')}`;
-  if (c.intent.dryRun) {
-    c.warnings.push(`Would end ${ending}; nothing would be restored.`);
-    return;
-  }
-  c.warnings.push(`Ended ${ending}; nothing will be restored.`);
-  c.clearJournal = true;
-  for (const h of held) {
-    c.followUps.push({
-      operation: 'release_power_plan',
-      input: { id: h.id, planId: h.planId, forcedBy: 'set_power_plan' },
-      before: null,
-      after: null,
-      result: 'changed',
-    });
-  }
-};
-
-/** Enforcement's rule: a plan held on purpose is never set back. */
-export class HeldNow extends PowerPlanError {
-  constructor(held: readonly HoldRecord[]) {
-    super('conflict', `The plan is held: ${describeHolds(held)}.`);
-  }
-}
-export const notWhileHeld: Precondition = (c) => {
-  const held = liveIn(c.owed);
-  if (held.length) throw new HeldNow(held);
-};
-
-/** A hold's rule: overlapping holds name the same plan. */
-const sameHeldPlan: Precondition = (c) => {
-  const held = c.owed?.holds ?? [];
-  if (held.length && held[0]!.planId !== c.target.id) {
-    const until = held
-      .map((h) => h.expiresAt)
-      .sort()
-      .at(-1);
-    throw new PowerPlanError(
-      'conflict',
-      `${held[0]!.planName} (${held[0]!.planId}) is held until ${until} by ${describeHolds(held)}. ` +
-        'Hold the same plan, or release those holds first (release_power_plan).',
-      { holds: held.map((h) => toHold(h, Date.now())) },
-    );
-  }
-};
 
 export interface HoldsOptions {
   planChange: PlanChangeService;
@@ -118,6 +45,8 @@ export interface HoldsOptions {
   store: Store;
   /** The service's one timer (shared with the desired-state checks). */
   schedule: Schedule;
+  /** Holds in force at once (POWERPLAN_MAX_HOLDS); one more is refused. */
+  maxHolds: number;
 }
 
 export class HoldsService {
@@ -125,6 +54,7 @@ export class HoldsService {
   private readonly log: Logger;
   private readonly store: Store;
   private readonly timers: Schedule;
+  private readonly maxHolds: number;
   private generation = 0;
   private running = false;
   private unwatch: (() => void) | undefined;
@@ -134,6 +64,7 @@ export class HoldsService {
     this.log = o.log;
     this.store = o.store;
     this.timers = o.schedule;
+    this.maxHolds = o.maxHolds;
   }
 
   /** The holds in force now, without changing anything (for read-only answers and dry runs). */
@@ -188,7 +119,7 @@ export class HoldsService {
       plan: input.plan,
       input: { plan: input.plan, durationSeconds: input.seconds, reason: input.reason, id },
       tolerates: 'holds',
-      policy: [sameHeldPlan],
+      policy: [sameHeldPlan, withinCap(this.maxHolds)],
       recordUnchanged: true,
       // The hold joins those in force (or a restore still owed, which keeps its plan).
       restore: (c) => {

@@ -8,7 +8,7 @@
  * audit trail and not written twice, so every change leaves exactly one record.
  */
 import { z } from 'zod';
-import { AuditOperation, AuditRecord } from '../domain/audit.ts';
+import { AuditOperation, AuditRecord, AuditResult } from '../domain/audit.ts';
 import { Mismatch } from '../domain/idle.ts';
 import type { JsonlLog } from '../lib/jsonl-log.ts';
 
@@ -20,8 +20,10 @@ export const AuditEntry = z.object({
   input: z.record(z.string(), z.unknown()),
   before: Named.nullable(),
   after: Named.nullable(),
-  result: z.enum(['changed', 'failed', 'restored', 'created', 'detected']),
+  result: AuditResult,
   error: z.string().optional(),
+  /** The error code of a refusal. */
+  code: z.string().optional(),
   /** Settings the read-back found not in force. */
   mismatches: z.array(Mismatch).optional(),
 });
@@ -45,6 +47,9 @@ export type PendingChange = z.infer<typeof PendingChange>;
 
 export const PENDING = 'plan-change.json' as const;
 
+/** Records that are no switch's own: a drift seen, a refused attempt, a summary of refusals. */
+const notSwitches = new Set<AuditResult>(['detected', 'refused', 'suppressed']);
+
 /**
  * True when the audit trail holds the record of `pending` already: written by its caller at or
  * after the change started, for the same operation and target. Only the plan-lock holder writes
@@ -60,7 +65,7 @@ export const alreadyAudited = async (audit: JsonlLog, pending: PendingChange): P
       r.data.caller === pending.caller &&
       r.data.operation === pending.entry.operation &&
       r.data.after?.id === pending.entry.after?.id &&
-      r.data.result !== 'detected'
+      !notSwitches.has(r.data.result)
     )
       return true;
   }

@@ -24,6 +24,7 @@
  */
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
+import type { AuditOperation } from '../domain/audit.ts';
 import { errorMessage } from '../domain/errors.ts';
 import { byLiveness } from '../domain/holds.ts';
 import type { Effective } from '../domain/idle.ts';
@@ -33,7 +34,7 @@ import { Lock } from '../lib/lock.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
-import { AuditTrail } from './audit-trail.ts';
+import { AuditTrail, type RefusalCounts } from './audit-trail.ts';
 import type { AuditEntry, Change, ChangeIntent, ChangeOutcome, LockedChanges, Who } from './change-intent.ts';
 import { Recovery } from './change-recovery.ts';
 import { ChangeSteps } from './change-steps.ts';
@@ -44,7 +45,7 @@ export interface PlanChangeOptions {
   store: Store;
   backend: PowerBackend;
   log: Logger;
-  config: Pick<Config, 'lockStaleSeconds'>;
+  config: Pick<Config, 'lockStaleSeconds' | 'auditRefusals'>;
 }
 
 export class PlanChangeService {
@@ -60,7 +61,7 @@ export class PlanChangeService {
   constructor(o: PlanChangeOptions) {
     this.store = o.store;
     this.log = o.log;
-    this.trail = new AuditTrail(o.store);
+    this.trail = new AuditTrail({ ...o, refusalsPerMinute: o.config.auditRefusals });
     this.effective = new ReadBack(o);
     this.steps = new ChangeSteps({ ...o, trail: this.trail, readBack: this.effective });
     this.recovery = new Recovery({ ...o, trail: this.trail, steps: this.steps });
@@ -78,6 +79,24 @@ export class PlanChangeService {
   /** Writes one audit record; every plan change and attempted change is recorded this way. */
   audit(who: Who, entry: AuditEntry): Promise<void> {
     return this.trail.write(who, entry);
+  }
+
+  /**
+   * Records a refused attempt to change a plan (invalid input, scope, conflict, lock busy, unknown
+   * plan) as one `refused` record, rate-capped (audit-trail.ts); anything else is left alone.
+   */
+  refused(who: Who, operation: AuditOperation, input: unknown, e: unknown): Promise<void> {
+    return this.trail.refused(who, operation, input, e);
+  }
+
+  /** Refused attempts seen by this process, and how many of them were summed up, not written. */
+  get refusals(): RefusalCounts {
+    return this.trail.counts;
+  }
+
+  /** Writes the summary of refusals left out so far (at stop). */
+  flushRefusals(): Promise<void> {
+    return this.trail.flush();
   }
 
   /** Requested versus effective: reads back and keeps the settings `planId` should have put in force. */
@@ -106,10 +125,17 @@ export class PlanChangeService {
    */
   async change(intent: ChangeIntent): Promise<ChangeOutcome> {
     if (intent.dryRun) return this.steps.apply(intent, await this.journal());
-    return this.session(
-      `${intent.operation} (${intent.who === 'service' ? 'service' : intent.who.name})`,
-      (s) => s.change(intent),
-    );
+    try {
+      return await this.session(
+        `${intent.operation} (${intent.who === 'service' ? 'service' : intent.who.name})`,
+        (s) => s.change(intent),
+      );
+    } catch (e) {
+      // A caller's attempt refused by a precondition, the lock or the lookup: one record. (The
+      // service's own retries, enforcement, are logged once per distinct error instead.)
+      if (intent.who !== 'service') await this.refused(intent.who, intent.operation, intent.input, e);
+      throw e;
+    }
   }
 
   /**

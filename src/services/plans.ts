@@ -10,7 +10,7 @@ import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import type { DesiredService } from './desired.ts';
 import { whileEnforced } from './desired-rules.ts';
-import { setWhileHeld } from './holds.ts';
+import { setWhileHeld } from './hold-rules.ts';
 import type { PlanChangeService } from './plan-change.ts';
 import { damagedState, journalWarnings } from './state-health.ts';
 

@@ -47,6 +47,8 @@ export interface Status {
   advice: Part<Recommendation>;
   /** Changes of the active plan recorded in the audit log, by any process. */
   planChanges: Part<number>;
+  /** Attempts to change a plan that this process refused (audited one by one or summed up). */
+  refusedChanges: number;
   holds: Part<HoldsSummary>;
   /** The desired-state checker of this process: drifts counted, the last check's verdict and plan. */
   desired: { driftTotal: number; inDesiredState: boolean | null; planId: string | null };
@@ -102,6 +104,7 @@ export class StatusService {
       // Without the plan in force there is nothing to advise on, for the same reason.
       advice: active.ok ? await this.#adviceFor(active.value, benchmark.value) : active,
       planChanges,
+      refusedChanges: s.planChange.refusals.refused,
       holds,
       desired: { driftTotal, inDesiredState, planId },
       damaged: damagedState(s.store),

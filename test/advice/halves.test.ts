@@ -22,6 +22,19 @@ const measured = (wakeUpUs: number, firstUnitRatio: number): BenchmarkResult => 
 const hpInput = (extra: Partial<AdviceInput> = {}): AdviceInput =>
   windowsInput([win.balanced, win.high], win.high.id, windowsSettings.performance(), extra);
 
+/** The deepest idle state, C6, with the given exit latency. */
+const deepest = (deepUs: number): IdleStates['states'][number] => ({
+  index: 3,
+  name: 'C6',
+  description: null,
+  exitLatencyUs: deepUs,
+  targetResidencyUs: 600,
+  disabled: false,
+  usage: 1,
+  timeUs: 4,
+  timeShare: 0.8,
+});
+
 const linuxIdle = (deepUs: number): IdleStates => ({
   source: 'cpuidle',
   driver: 'intel_idle',
@@ -50,29 +63,9 @@ const linuxIdle = (deepUs: number): IdleStates => ({
       timeUs: 1,
       timeShare: 0.2,
     },
-    {
-      index: 3,
-      name: 'C6',
-      description: null,
-      exitLatencyUs: deepUs,
-      targetResidencyUs: 600,
-      disabled: false,
-      usage: 1,
-      timeUs: 4,
-      timeShare: 0.8,
-    },
+    deepest(deepUs),
   ],
-  deepestEnabled: {
-    index: 3,
-    name: 'C6',
-    description: null,
-    exitLatencyUs: deepUs,
-    targetResidencyUs: 600,
-    disabled: false,
-    usage: 1,
-    timeUs: 4,
-    timeShare: 0.8,
-  },
+  deepestEnabled: deepest(deepUs),
   pmQos: { cpuDmaLatencyUs: 2_000_000_000, resumeLatencyUs: 0, limited: false },
   windows: null,
 });

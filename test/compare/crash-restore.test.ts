@@ -29,8 +29,8 @@ describe('comparison restore across process ends', () => {
   const journal = () => t.deps.store.path('restore-journal.json');
   const audits = async () =>
     (await t.deps.store.readLines('audit.jsonl')) as { operation: string; caller: string; result: string }[];
-
-  it('SIGTERM mid-comparison: the original plan is restored before the server exits', async () => {
+  /** A served process mid-comparison: switched to High performance, the restore journaled. */
+  const midComparison = async () => {
     const server = await startServer(t.env);
     const request = startComparison(server);
     await until(
@@ -39,6 +39,11 @@ describe('comparison restore across process ends', () => {
       60_000,
     );
     assert.equal(existsSync(journal()), true);
+    return { server, request };
+  };
+
+  it('SIGTERM mid-comparison: the original plan is restored before the server exits', async () => {
+    const { server, request } = await midComparison();
     assert.equal(await server.stop('SIGTERM'), 0);
     await request;
     assert.equal((await t.deps.backend.getActive()).plan?.id, SCHEME.balanced);
@@ -46,14 +51,7 @@ describe('comparison restore across process ends', () => {
   });
 
   it('SIGKILL mid-comparison: the next start restores the original plan and removes the journal', async () => {
-    const first = await startServer(t.env);
-    const request = startComparison(first);
-    await until(
-      'the comparison switched to High performance',
-      async () => (await activeVia(first)) === SCHEME.highPerformance,
-      60_000,
-    );
-    assert.equal(existsSync(journal()), true);
+    const { server: first, request } = await midComparison();
     await first.stop('SIGKILL');
     await request;
     // Nothing ran after the kill: the machine is still on the candidate plan, the journal says what to restore.

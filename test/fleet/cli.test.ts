@@ -28,7 +28,7 @@ describe('powerplan fleet (CLI)', () => {
     const table = await runCli(['fleet', 'status', '--fleet', rig.fleetFile], env);
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /^HOST\s+STATUS\s+PLAN\s+KIND\s+ADVICE\s+BURST\s+DRIFT\s+HOLDS/);
-    assert.match(table.stdout, /agent1\s+ok\s+Balanced\s+balanced/);
+    assert.match(table.stdout, /agent1\s+ok\s+"Balanced"\s+balanced/);
     assert.match(table.stdout, /slow: Timed out: No answer within 5000 ms/);
     assert.match(table.stdout, /9 hosts: 6 ok, 2 unreachable, 1 unauthorized, 0 error/);
     const json = await runCli(['fleet', 'status', '--fleet', rig.fleetFile, '--tags', 'web', '--json'], env);
@@ -55,7 +55,7 @@ describe('powerplan fleet (CLI)', () => {
       env,
     );
     assert.equal(dry.code, 1, 'the read-only host refused');
-    assert.match(dry.stdout, /agent1\s+would change\s+Balanced -> High performance/);
+    assert.match(dry.stdout, /agent1\s+would change\s+"Balanced" -> "High performance"/);
     assert.match(dry.stdout, /readonly\s+unauthorized/);
     assert.match(
       dry.stdout,

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -16,9 +15,19 @@ import { startHttpServer } from '../../src/surfaces/http/server.ts';
 import { ansibleInstall, opensslInstall, requireTool, toolRuns } from '../integrations/tools.ts';
 import { testDeps } from '../support/deps.ts';
 import { makeTestCertificate } from '../support/tls.ts';
-import { writeSecret } from './rig.ts';
+import { listen, writeSecret } from './rig.ts';
 
 const silent = createLogger('silent');
+
+/** The fleet status that a service with this fleet file answers. */
+const statusOf = async (fleetFile: string) => {
+  const t = await testDeps({ POWERPLAN_FLEET_FILE: fleetFile });
+  try {
+    return await new FleetService(t.deps.config, silent).status({});
+  } finally {
+    await t.cleanup();
+  }
+};
 
 describe('fleet file', () => {
   let dir: string;
@@ -156,8 +165,7 @@ describe('fleet file', () => {
       hits++;
       s.end('{}');
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = await listen(server);
     const path = await fleetWith(
       [
         { name: 'nofile', url, tokenFile: 'missing.token' },
@@ -165,9 +173,8 @@ describe('fleet file', () => {
       ],
       'missing.json',
     );
-    const t = await testDeps({ POWERPLAN_FLEET_FILE: path });
     try {
-      const s = await new FleetService(t.deps.config, silent).status({});
+      const s = await statusOf(path);
       assert.deepEqual(
         s.hosts.map((h) => [h.name, h.status, h.error?.title]),
         [
@@ -180,7 +187,6 @@ describe('fleet file', () => {
       assert.equal(hits, 0);
     } finally {
       server.close();
-      await t.cleanup();
     }
   });
 
@@ -190,28 +196,26 @@ describe('fleet file', () => {
       elsewhere++;
       s.end('{}');
     });
-    await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()));
-    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    const otherUrl = await listen(other);
     let sawToken = '';
     const redirecting = createServer((q, s) => {
       sawToken = String(q.headers.authorization ?? '');
       s.writeHead(302, { location: `${otherUrl}${q.url}` }).end();
     });
-    await new Promise<void>((r) => redirecting.listen(0, '127.0.0.1', () => r()));
+    const redirectingUrl = await listen(redirecting);
     await writeSecret(join(dir, 'r.token'), `pp_${'D'.repeat(43)}`);
     const path = await fleetWith(
       [
         {
           name: 'mover',
-          url: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`,
+          url: redirectingUrl,
           tokenFile: 'r.token',
         },
       ],
       'redirect.json',
     );
-    const t = await testDeps({ POWERPLAN_FLEET_FILE: path });
     try {
-      const s = await new FleetService(t.deps.config, silent).status({});
+      const s = await statusOf(path);
       assert.equal(s.hosts[0]!.status, 'error');
       assert.equal(s.hosts[0]!.error?.title, 'Redirect not followed');
       assert.equal(sawToken, `Bearer pp_${'D'.repeat(43)}`, 'the token went to its own host');
@@ -219,7 +223,6 @@ describe('fleet file', () => {
     } finally {
       other.close();
       redirecting.close();
-      await t.cleanup();
     }
   });
 
@@ -241,9 +244,8 @@ describe('fleet file', () => {
       ],
       'tls.json',
     );
-    const t = await testDeps({ POWERPLAN_FLEET_FILE: path });
     try {
-      const s = await new FleetService(t.deps.config, silent).status({});
+      const s = await statusOf(path);
       assert.equal(s.hosts[0]!.status, 'error');
       assert.equal(s.hosts[0]!.error?.title, 'TLS verification failed');
       assert.equal(s.hosts[1]!.status, 'ok', JSON.stringify(s.hosts[1]!.error));
@@ -251,7 +253,6 @@ describe('fleet file', () => {
     } finally {
       await server.close();
       await agent.cleanup();
-      await t.cleanup();
     }
   });
 

@@ -12,6 +12,7 @@ import { ActivePlan } from '../../src/domain/schemas.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
+import { withMcpClient } from '../support/mcp.ts';
 import { until } from '../support/until.ts';
 import { type FleetRig, fleetRig } from './rig.ts';
 
@@ -235,15 +236,7 @@ describe('fleet over live agents', () => {
   });
 
   it('the MCP tools of the same names answer the same, and the fleet prompt names them', async () => {
-    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
-    const { createMcpServer } = await import('../../src/surfaces/mcp/server.ts');
-    const { localCaller } = await import('../../src/domain/scopes.ts');
-    const server = createMcpServer(agg.deps, localCaller);
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    const client = new Client({ name: 'fleet-test', version: '0.0.0' });
-    await Promise.all([server.connect(b), client.connect(a)]);
-    try {
+    await withMcpClient(agg.deps, async (client) => {
       const r = await client.callTool({ name: 'get_fleet_status', arguments: { tags: ['web'] } });
       assert.notEqual(r.isError, true, JSON.stringify(r.content));
       const s = FleetStatus.parse(r.structuredContent);
@@ -263,9 +256,7 @@ describe('fleet over live agents', () => {
       const text = (prompt.messages[0]!.content as { text: string }).text;
       assert.match(text, /get_fleet_status with tags: \[sql\]/);
       assert.match(text, /set_fleet_power_plan .*dryRun: true first/s);
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   it('logged the fan-out without any token', async () => {

@@ -12,6 +12,7 @@ import { createApp } from '../../src/surfaces/http/app.ts';
 import { call } from '../support/call.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { isCode } from '../support/errors.ts';
+import { withMcpClient } from '../support/mcp.ts';
 import { runCli } from '../support/processes.ts';
 import { hasPrometheus } from '../support/prometheus.ts';
 import { until } from '../support/until.ts';
@@ -166,29 +167,19 @@ describe('fleet status from a real Prometheus', { skip }, () => {
   });
 
   it('the MCP tool answers the same from Prometheus', async () => {
-    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
-    const { createMcpServer } = await import('../../src/surfaces/mcp/server.ts');
-    const { localCaller } = await import('../../src/domain/scopes.ts');
-    const server = createMcpServer(fromProm.deps, localCaller);
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    const client = new Client({ name: 'fleet-prometheus-test', version: '0.0.0' });
-    await Promise.all([server.connect(b), client.connect(a)]);
-    try {
-      const r = await client.callTool({ name: 'get_fleet_status', arguments: { tags: ['sql'] } });
-      assert.notEqual(r.isError, true, JSON.stringify(r.content));
-      const s = FleetStatus.parse(r.structuredContent);
-      assert.equal(s.source.kind, 'prometheus');
-      assert.deepEqual(
-        s.hosts.map((h) => [h.name, h.status]),
-        [
-          ['agent1', 'ok'],
-          ['agent3', 'ok'],
-        ],
-      );
-    } finally {
-      await client.close();
-    }
+    const r = await withMcpClient(fromProm.deps, (client) =>
+      client.callTool({ name: 'get_fleet_status', arguments: { tags: ['sql'] } }),
+    );
+    assert.notEqual(r.isError, true, JSON.stringify(r.content));
+    const s = FleetStatus.parse(r.structuredContent);
+    assert.equal(s.source.kind, 'prometheus');
+    assert.deepEqual(
+      s.hosts.map((h) => [h.name, h.status]),
+      [
+        ['agent1', 'ok'],
+        ['agent3', 'ok'],
+      ],
+    );
   });
 
   it('REST and the CLI answer the same shape from Prometheus', async () => {
@@ -205,7 +196,7 @@ describe('fleet status from a real Prometheus', { skip }, () => {
       POWERPLAN_STATE_DIR: join(rig.dir, 'cli'),
     });
     assert.equal(cli.code, 0, cli.stderr);
-    assert.match(cli.stdout, /agent2\s+ok\s+High performance\s+high-performance/);
+    assert.match(cli.stdout, /agent2\s+ok\s+"High performance"\s+high-performance/);
     assert.match(cli.stdout, /3 hosts: 3 ok, 0 unreachable/);
     assert.match(cli.stdout, /from Prometheus http:\/\/127\.0\.0\.1:\d+, evaluated at /);
   });

@@ -57,7 +57,8 @@ const startAgent = async (dir: string, name: string, tags: string[], scope: Scop
   return { agent: { name, tags, t, server, deps: t.deps }, token };
 };
 
-const listen = (server: Server): Promise<string> =>
+/** Starts `server` on a free loopback port; resolves with its URL. */
+export const listen = (server: Server): Promise<string> =>
   new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>
       resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),

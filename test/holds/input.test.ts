@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   HoldList,
   HoldResult,
@@ -14,11 +14,10 @@ import {
 } from '../../src/domain/holds.ts';
 import type { Caller } from '../../src/domain/scopes.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { createApp } from '../../src/surfaces/http/app.ts';
 import { call } from '../support/call.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
 import { isCode } from '../support/errors.ts';
 import { depsPerBlock } from '../support/fixture.ts';
+import { appOver } from '../support/server.ts';
 
 const reader: Caller = { name: 'dashboard', scopes: ['read'] };
 
@@ -84,13 +83,8 @@ describe('hold input', () => {
 });
 
 describe('holds over REST', () => {
-  let t: TestDeps;
-  let app: ReturnType<typeof createApp>;
-  before(async () => {
-    t = await testDeps();
-    app = createApp(t.deps);
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
+  const app = appOver(t);
 
   const json = (method: string, path: string, body?: unknown) =>
     app.request(path, {

@@ -1,11 +1,11 @@
 /** /metrics publishes drift, the desired state, the holds in force and the time until they end. */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { HoldResult } from '../../src/domain/holds.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { createApp } from '../../src/surfaces/http/app.ts';
 import { call } from '../support/call.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
+import { depsPerBlock } from '../support/fixture.ts';
+import { appOver } from '../support/server.ts';
 import { until } from '../support/until.ts';
 
 const inState = `powerplan_in_desired_state{plan="${SCHEME.highPerformance}"}`;
@@ -16,13 +16,8 @@ const sample = (text: string, series: string): number | undefined => {
 };
 
 describe('hold and desired-state metrics', () => {
-  let t: TestDeps;
-  let app: ReturnType<typeof createApp>;
-  before(async () => {
-    t = await testDeps({ POWERPLAN_DESIRED_PLAN: 'high-performance', POWERPLAN_DESIRED_INTERVAL: '1' });
-    app = createApp(t.deps);
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock({ POWERPLAN_DESIRED_PLAN: 'high-performance', POWERPLAN_DESIRED_INTERVAL: '1' });
+  const app = appOver(t);
 
   const scrape = async () => {
     const res = await app.request('/metrics');

@@ -68,6 +68,19 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
     return { code: r.code, recap: recapOf(r.stdout), output };
   };
 
+  /** One module run ad hoc (`ansible -m`) against hosts of the inventory. */
+  const adhoc = (pattern: string, module: string, args: string, extra: string[] = []) =>
+    runAnsible(dir.dir, 'ansible', [
+      '-i',
+      join(dir.dir, 'inventory.ini'),
+      pattern,
+      '-m',
+      `powerplan.powerplan.${module}`,
+      '-a',
+      args,
+      ...extra,
+    ]);
+
   /** The JSON of `FAILED! => {...}` for a host in ansible's default output. */
   const failure = (output: string, h: Host) => {
     const m = new RegExp(`^fatal: \\[${h}\\]: FAILED! => (\\{.*\\})$`, 'm').exec(output);
@@ -123,9 +136,17 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
         assert.match(doc.stdout, new RegExp(`^[-=] ${option}\\b`, 'm'), `${m}: option ${option}`);
       }
       assert.ok(doc.stdout.includes(`powerplan.powerplan.${m}:`), `${m}: its examples`);
+      // What a failure returns, documented once in the fragment's notes for every module.
+      assert.match(
+        doc.stdout.replace(/\s+/g, ' '),
+        /returns .status.*code.*problem. \(the whole problem\+json answer\)/,
+        m,
+      );
     }
     const plan = await runAnsible(dir.dir, 'ansible-doc', ['powerplan.powerplan.powerplan_plan']);
     assert.match(plan.stdout, /choices: \[active, desired, absent\]/);
+    // Check and diff mode in full, from the fragment of the modules that change something.
+    assert.match(plan.stdout.replace(/\s+/g, ' '), /diff_mode: .*support: full/);
   });
 
   it('--check --diff shows the change on both hosts and makes none', async (ctx) => {
@@ -230,15 +251,11 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
     const again = await site(args);
     for (const h of hosts) assert.equal(again.recap[h].changed, 0, again.output);
     // No desired plan, with the module itself (ad hoc, each host's url and token from the inventory).
-    const none = await runAnsible(dir.dir, 'ansible', [
-      '-i',
-      join(dir.dir, 'inventory.ini'),
+    const none = await adhoc(
       'all',
-      '-m',
-      'powerplan.powerplan.powerplan_plan',
-      '-a',
+      'powerplan_plan',
       "state=absent url={{ powerplan_url }} token={{ powerplan_token | default('') }} admin_token_file={{ powerplan_state_dir | default('/var/lib/powerplan') }}/admin.token",
-    ]);
+    );
     for (const h of hosts) assert.match(none.stdout, new RegExp(`^${h} \\| CHANGED`, 'm'), none.stdout);
     assert.equal((await desired('agent_a')).planId, null);
   });
@@ -248,15 +265,7 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
     const file = join(dir.dir, 'admin.token');
     await writeFile(file, `${control}\n`, { mode: 0o600 });
     const info = (extra: string, base = url('agent_a')) =>
-      runAnsible(dir.dir, 'ansible', [
-        '-i',
-        join(dir.dir, 'inventory.ini'),
-        'agent_a',
-        '-m',
-        'powerplan.powerplan.powerplan_info',
-        '-a',
-        `url=${base} ${extra}`,
-      ]);
+      adhoc('agent_a', 'powerplan_info', `url=${base} ${extra}`);
     const picked = await info(`admin_token_file=${file}`);
     assert.match(picked.stdout, /^agent_a \| SUCCESS/m, picked.stdout);
     // No file there (the default /var/lib/powerplan/admin.token belongs to no service of this test): no token, 401.
@@ -287,16 +296,12 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
   it('powerplan_hold: taken once per reason, check mode takes none, released by reason with the plan restored', async (ctx) => {
     if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
     const hold = (args: string, check = false) =>
-      runAnsible(dir.dir, 'ansible', [
-        '-i',
-        join(dir.dir, 'inventory.ini'),
+      adhoc(
         'agent_b',
-        '-m',
-        'powerplan.powerplan.powerplan_hold',
-        '-a',
+        'powerplan_hold',
         `url=${url('agent_b')} admin_token_file=${join(agents.agent_b!.deps.dir, 'admin.token')} ${args}`,
-        ...(check ? ['--check'] : []),
-      ]);
+        check ? ['--check'] : [],
+      );
     const holds = async () =>
       ((await (await fetch(`${url('agent_b')}/v1/holds`)).json()) as { holds: { reason: string }[] }).holds;
     const restore = await activeKind('agent_b');

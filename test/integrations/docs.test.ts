@@ -4,20 +4,15 @@
  * swagger-ui-dist files are served; nothing else under /docs/assets reaches the filesystem.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
+import { describe, it } from 'node:test';
+import { depsPerBlock } from '../support/fixture.ts';
+import { appOver } from '../support/server.ts';
 
 const externalUrl = /\b(?:https?:)?\/\/[A-Za-z0-9.-]+/;
 
 describe('/docs: Swagger UI served offline', () => {
-  let t: TestDeps;
-  let app: ReturnType<typeof createApp>;
-  before(async () => {
-    t = await testDeps();
-    app = createApp(t.deps);
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
+  const app = appOver(t);
 
   it('loads a page whose every asset is served locally, with no external URL', async () => {
     const res = await app.request('/docs');

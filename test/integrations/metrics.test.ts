@@ -5,11 +5,11 @@
  * needs a token like the API, while /docs and /openapi.json stay public.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { call } from '../support/call.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
-import { servedProcess } from '../support/server.ts';
+import { depsPerBlock } from '../support/fixture.ts';
+import { appOver, servedProcess } from '../support/server.ts';
 import { findPrometheusPython, type ParsedFamily, parsePrometheusText, requireTool } from './tools.ts';
 
 const install = 'apt-get install python3-prometheus-client';
@@ -24,16 +24,12 @@ const sample = (f: ParsedFamily, labels: Record<string, string> = {}, name = f.n
   f.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 
 describe('GET /metrics on the simulated backend', () => {
-  let t: TestDeps;
-  let app: ReturnType<typeof createApp>;
   let python: string | undefined;
-
+  const t = depsPerBlock();
+  const app = appOver(t);
   before(async () => {
-    t = await testDeps();
-    app = createApp(t.deps);
     python = await findPrometheusPython();
   });
-  after(() => t.cleanup());
 
   it('exposes plan, settings, benchmark, changes and request metrics that a Prometheus parser reads', async (ctx) => {
     if (!requireTool(ctx, python !== undefined, "Python's prometheus_client", install)) return;

@@ -7,12 +7,27 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
 import { type PrometheusRig, prometheusRig } from '../fleet/prometheus-rig.ts';
 import { type FleetRig, fleetRig } from '../fleet/rig.ts';
 import { readAdminToken } from '../support/processes.ts';
 import { hasPrometheus } from '../support/prometheus.ts';
 import { servedInProcess } from '../support/server.ts';
 import { assertOnlyLoopback, openedBrowser, ready, signIn, skip } from './browser.ts';
+
+/**
+ * Opens the page signed in with the local administrator credential (switching the fleet takes
+ * control) and reads the fleet table, a list of cells per host.
+ */
+const fleetTable = async (page: Page, served: { server: { url: string }; t: { dir: string } }) => {
+  await page.goto(served.server.url);
+  await ready(page);
+  await signIn(page, readAdminToken(served.t.dir));
+  await page.waitForSelector('#fleet-table');
+  return page.$$eval('#fleet-table tbody tr', (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent?.trim() ?? '')),
+  );
+};
 
 describe('status page: fleet view', { skip }, () => {
   let rig: FleetRig;
@@ -30,14 +45,7 @@ describe('status page: fleet view', { skip }, () => {
   const kinds = () => Promise.all(rig.agents.map(async (a) => (await a.deps.backend.getActive()).plan?.kind));
 
   it('shows every host with plan, kind, advice, burst penalty and drift, and the failures', async () => {
-    await b.page.goto(served.server.url);
-    await ready(b.page);
-    // Switching the fleet takes control: the local administrator credential.
-    await signIn(b.page, readAdminToken(served.t.dir));
-    await b.page.waitForSelector('#fleet-table');
-    const rows = await b.page.$$eval('#fleet-table tbody tr', (trs) =>
-      trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent?.trim() ?? '')),
-    );
+    const rows = await fleetTable(b.page, served);
     assert.equal(rows.length, 9);
     const agent1 = rows.find((r) => r[0] === 'agent1')!;
     assert.deepEqual(agent1.slice(0, 4), ['agent1', 'ok', 'Balanced', 'balanced']);
@@ -110,14 +118,7 @@ describe('status page: fleet view from Prometheus', {
   const b = openedBrowser();
 
   it("shows the hosts Prometheus scrapes, says where the answer comes from, filters by tag and switches through Prometheus' targets", async () => {
-    await b.page.goto(served.server.url);
-    await ready(b.page);
-    // Switching the fleet takes control: the local administrator credential.
-    await signIn(b.page, readAdminToken(served.t.dir));
-    await b.page.waitForSelector('#fleet-table');
-    const rows = await b.page.$$eval('#fleet-table tbody tr', (trs) =>
-      trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent?.trim() ?? '')),
-    );
+    const rows = await fleetTable(b.page, served);
     assert.deepEqual(
       rows.map((r) => r.slice(0, 4)),
       [

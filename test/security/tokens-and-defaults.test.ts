@@ -150,9 +150,14 @@ describe('authentication with a token file', () => {
     const res = await h.app.request('/v1/audit', { headers: bearer(h.tokens.control) });
     assert.equal(res.status, 200);
     const audit = (await res.json()) as { records: { caller: string; remote?: string; result: string }[] };
+    // The 403 and the 404 are refused attempts, audited; the 401s never reached an operation.
     assert.deepEqual(
       audit.records.map((r) => [r.caller, r.remote, r.result]),
-      [['control-token', '10.1.2.3', 'changed']],
+      [
+        ['control-token', '10.1.2.3', 'changed'],
+        ['read-token', '10.1.2.3', 'refused'],
+        ['control-token', '10.1.2.3', 'refused'],
+      ],
     );
     assert.ok(
       h.logLines.some((l) => l.includes('request refused')),

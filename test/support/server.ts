@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import type { Scope } from '../../src/domain/scopes.ts';
 import { createToken } from '../../src/lib/tokens.ts';
+import { createApp } from '../../src/surfaces/http/app.ts';
 import { type RunningServer, startHttpServer } from '../../src/surfaces/http/server.ts';
 import { type TestDeps, testDeps } from './deps.ts';
 import { perBlock } from './fixture.ts';
@@ -66,3 +67,17 @@ export const servedInProcess = (options: Omit<ServeOptions, 'tokens'> = {}): Ser
     (t) => startHttpServer({ ...t.deps, config: { ...t.deps.config, host: '127.0.0.1', port: 0 } }),
     (s) => s.close(),
   );
+
+/**
+ * The REST app over a block's deps (see depsPerBlock), made on its first request (once the
+ * block's `before` hooks have made the deps).
+ */
+export const appOver = (t: TestDeps): Pick<ReturnType<typeof createApp>, 'request'> => {
+  let app: ReturnType<typeof createApp> | undefined;
+  return {
+    request: (...args) => {
+      app ??= createApp(t.deps);
+      return app.request(...args);
+    },
+  };
+};

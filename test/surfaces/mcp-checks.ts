@@ -4,9 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Operation } from '../../src/operations/define.ts';
+import { operations } from '../../src/operations/index.ts';
 
 /**
  * The SDK lists zod schemas as draft-07 (`$schema` says so); the vocabulary zod emits is the same in
@@ -105,3 +106,32 @@ export const callableWithoutSetup = (op: Operation): boolean =>
 /** Arguments for the read-only tools a generic check can call on any transport. */
 export const readOnlyArgs = (op: Operation): Record<string, unknown> =>
   op.name === 'list_benchmarks' ? { limit: 5 } : {};
+
+/**
+ * A short run_cpu_benchmark asking for progress: it succeeds, and two or more progress
+ * notifications arrive, each further than the one before. Resolves with its result.
+ */
+export const benchmarkWithProgress = async (client: Client): Promise<CallToolResult> => {
+  const seen: Progress[] = [];
+  const result = (await client.callTool(
+    { name: 'run_cpu_benchmark', arguments: { force: true, threads: 2, idleGapsMs: [20, 100] } },
+    undefined,
+    { onprogress: (p) => seen.push(p), timeout: 60_000 },
+  )) as CallToolResult;
+  assert.notEqual(result.isError, true, JSON.stringify(result.content));
+  assert.ok(seen.length >= 2, `progress notifications arrived (${seen.length})`);
+  for (let i = 1; i < seen.length; i++)
+    assert.ok(seen[i]!.progress > seen[i - 1]!.progress, 'progress increases');
+  return result;
+};
+
+/** Calls every read-only tool that needs no arguments; returns their names. */
+export const callReadOnly = async (client: Client, tools: Map<string, Tool>): Promise<string[]> => {
+  const called: string[] = [];
+  for (const op of operations.filter(callableWithoutSetup)) {
+    if (!op.input.safeParse(readOnlyArgs(op)).success) continue;
+    await callOk(client, tools, op, readOnlyArgs(op));
+    called.push(op.name);
+  }
+  return called;
+};

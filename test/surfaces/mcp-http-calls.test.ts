@@ -3,12 +3,13 @@
  * answer exactly what the SDK path answers, and anything unusual must still reach the SDK's checks.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { localCaller } from '../../src/domain/scopes.ts';
 import { operations as registry } from '../../src/operations/index.ts';
-import { createApp } from '../../src/surfaces/http/app.ts';
 import { mcpFactory } from '../../src/surfaces/mcp/server.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
+import { testDeps } from '../support/deps.ts';
+import { depsPerBlock } from '../support/fixture.ts';
+import { appOver } from '../support/server.ts';
 
 const headers = {
   'content-type': 'application/json',
@@ -18,8 +19,6 @@ const headers = {
 };
 
 describe('MCP tool calls over HTTP', () => {
-  let t: TestDeps;
-  let app: ReturnType<typeof createApp>;
   const post = async (body: unknown, extra: Record<string, string> = {}) => {
     const res = await app.request('/mcp', {
       method: 'POST',
@@ -39,11 +38,9 @@ describe('MCP tool calls over HTTP', () => {
     params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
   });
 
-  before(async () => {
-    t = await testDeps();
-    app = createApp(t.deps);
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
+
+  const app = appOver(t);
 
   it('a plain call and a call asking for progress (SDK, event stream) answer the same', async () => {
     const plain = await post(call(7, 'get_active_power_plan', {}));

@@ -4,25 +4,13 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { operationByName, operations } from '../../src/operations/index.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { binPath } from '../support/processes.ts';
 import { servedProcess } from '../support/server.ts';
-import { callableWithoutSetup, callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
+import { benchmarkWithProgress, callError, callOk, callReadOnly, checkToolList } from './mcp-checks.ts';
 
 const newClient = () => new Client({ name: 'powerplan-test', version: '0.0.0' });
-
-/** Calls every read-only tool that needs no arguments; returns their names. */
-const callReadOnly = async (client: Client, tools: Map<string, Tool>): Promise<string[]> => {
-  const called: string[] = [];
-  for (const op of operations.filter(callableWithoutSetup)) {
-    if (!op.input.safeParse(readOnlyArgs(op)).success) continue;
-    await callOk(client, tools, op, readOnlyArgs(op));
-    called.push(op.name);
-  }
-  return called;
-};
 
 const initialize = {
   jsonrpc: '2.0',
@@ -142,14 +130,7 @@ describe('MCP over Streamable HTTP (powerplan serve, /mcp)', () => {
   it('streams progress notifications of the benchmark', async (ctx) => {
     if (!operationByName('run_cpu_benchmark')) return ctx.skip('no benchmark operation');
     const client = await connect(served.server.asAdmin);
-    const seen: Progress[] = [];
-    const result = (await client.callTool(
-      { name: 'run_cpu_benchmark', arguments: { force: true, threads: 2, idleGapsMs: [20, 100] } },
-      undefined,
-      { onprogress: (p) => seen.push(p), timeout: 60_000 },
-    )) as CallToolResult;
-    assert.notEqual(result.isError, true, JSON.stringify(result.content));
-    assert.ok(seen.length >= 2, `progress notifications arrived (${seen.length})`);
+    await benchmarkWithProgress(client);
     await client.close();
   });
 

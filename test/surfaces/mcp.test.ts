@@ -12,12 +12,17 @@ import type {
 import { z } from 'zod';
 import { ActivePlan } from '../../src/domain/schemas.ts';
 import { type Caller, localCaller } from '../../src/domain/scopes.ts';
-import { defineOperation, type Operation, readOnly } from '../../src/operations/define.ts';
+import {
+  defineOperation,
+  type Operation,
+  type OperationContext,
+  readOnly,
+} from '../../src/operations/define.ts';
 import { operationByName, operations } from '../../src/operations/index.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
-import { callableWithoutSetup, callError, callOk, checkToolList, readOnlyArgs } from './mcp-checks.ts';
+import { benchmarkWithProgress, callError, callOk, callReadOnly, checkToolList } from './mcp-checks.ts';
 
 const connect = async (t: TestDeps, caller: Caller = localCaller, ops?: readonly Operation[]) => {
   const server = createMcpServer(t.deps, caller, ops ? { operations: ops } : {});
@@ -55,12 +60,7 @@ describe('MCP server (in-memory, SDK client)', () => {
   });
 
   it('calls every read-only tool that needs no arguments and checks its structured content', async () => {
-    const called: string[] = [];
-    for (const o of operations.filter(callableWithoutSetup)) {
-      if (!o.input.safeParse(readOnlyArgs(o)).success) continue;
-      await callOk(client, tools, o, readOnlyArgs(o));
-      called.push(o.name);
-    }
+    const called = await callReadOnly(client, tools);
     assert.ok(called.includes('get_system_info') && called.includes('get_active_power_plan'), called.join());
   });
 
@@ -101,17 +101,8 @@ describe('MCP server (in-memory, SDK client)', () => {
 
   it('run_cpu_benchmark reports progress; its result is then listed and readable', async (ctx) => {
     if (!operationByName('run_cpu_benchmark')) return ctx.skip('no benchmark operation');
-    const seen: Progress[] = [];
-    const result = (await client.callTool(
-      { name: 'run_cpu_benchmark', arguments: { force: true, threads: 2, idleGapsMs: [20, 100] } },
-      undefined,
-      { onprogress: (p) => seen.push(p), timeout: 60_000 },
-    )) as CallToolResult;
-    assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    const result = await benchmarkWithProgress(client);
     const run = op('run_cpu_benchmark').output.parse(result.structuredContent) as { id: string };
-    assert.ok(seen.length >= 2, `progress notifications arrived (${seen.length})`);
-    for (let i = 1; i < seen.length; i++)
-      assert.ok(seen[i]!.progress > seen[i - 1]!.progress, 'progress increases');
 
     const fetched = await callOk(client, tools, op('get_benchmark'), { id: run.id });
     assert.equal(fetched.id, run.id);
@@ -207,34 +198,35 @@ describe('MCP progress and cancellation (test-only operations)', () => {
   let onStart: () => void = () => {};
   let onAbort: (reason: unknown) => void = () => {};
 
-  const base = {
-    input: z.object({}).strict(),
-    output: z.object({ done: z.boolean() }),
-    annotations: readOnly,
-    scope: 'read' as const,
-    cli: { command: ['x'] },
-  };
-  const stepper = defineOperation({
-    ...base,
-    name: 'stepper',
-    title: 'Stepper',
-    description: 'Reports three steps.',
-    http: { method: 'GET', path: '/x/stepper' },
-    handler: async (_input, ctx) => {
-      ctx.progress({ progress: 1, total: 3, message: 'one' });
-      ctx.progress({ progress: 2, total: 3, message: 'two' });
-      ctx.progress({ progress: 2, total: 3, message: 'two again' });
-      ctx.progress({ progress: 3, total: 3, message: 'three' });
-      return { done: true };
-    },
+  /** A test-only operation: no input, `{ done }` out, read-only, at GET /x/<name>. */
+  const testOperation = (
+    name: string,
+    description: string,
+    handler: (input: object, ctx: OperationContext) => Promise<{ done: boolean }>,
+  ) =>
+    defineOperation({
+      input: z.object({}).strict(),
+      output: z.object({ done: z.boolean() }),
+      annotations: readOnly,
+      scope: 'read',
+      cli: { command: ['x'] },
+      name,
+      title: name[0]!.toUpperCase() + name.slice(1),
+      description,
+      http: { method: 'GET', path: `/x/${name}` },
+      handler,
+    });
+  const stepper = testOperation('stepper', 'Reports three steps.', async (_input, ctx) => {
+    ctx.progress({ progress: 1, total: 3, message: 'one' });
+    ctx.progress({ progress: 2, total: 3, message: 'two' });
+    ctx.progress({ progress: 2, total: 3, message: 'two again' });
+    ctx.progress({ progress: 3, total: 3, message: 'three' });
+    return { done: true };
   });
-  const waiter = defineOperation({
-    ...base,
-    name: 'waiter',
-    title: 'Waiter',
-    description: 'Waits until cancelled.',
-    http: { method: 'GET', path: '/x/waiter' },
-    handler: (_input, ctx) =>
+  const waiter = testOperation(
+    'waiter',
+    'Waits until cancelled.',
+    (_input, ctx) =>
       new Promise((resolve) => {
         ctx.signal.addEventListener(
           'abort',
@@ -246,7 +238,7 @@ describe('MCP progress and cancellation (test-only operations)', () => {
         );
         onStart();
       }),
-  });
+  );
 
   before(async () => {
     t = await testDeps();

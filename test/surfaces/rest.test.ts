@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ActivePlan, PlanList, SetPlanResult, SystemInfo } from '../../src/domain/schemas.ts';
 import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { createApp } from '../../src/surfaces/http/app.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
+import { depsPerBlock } from '../support/fixture.ts';
+import { appOver } from '../support/server.ts';
 
-let t: TestDeps;
-let app: ReturnType<typeof createApp>;
+// One set of deps and one app for every test of this file.
+const t = depsPerBlock();
+const app = appOver(t);
 
 const put = (body: unknown, raw?: string) =>
   app.request('/v1/plans/active', {
@@ -39,12 +40,6 @@ const expectProblem = async (res: Response, status: number, code: string, detail
 };
 
 describe('REST surface on the simulated backend', () => {
-  before(async () => {
-    t = await testDeps();
-    app = createApp(t.deps);
-  });
-  after(() => t.cleanup());
-
   it('GET /healthz answers ok', async () => {
     const res = await app.request('/healthz');
     assert.equal(res.status, 200);

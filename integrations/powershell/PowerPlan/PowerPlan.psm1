@@ -101,7 +101,9 @@ function Get-PowerPlanUri {
 }
 
 function Invoke-PowerPlanApi {
-    # One REST call for the command whose $PSCmdlet is given. Bodies go out and answers are read as
+    # One REST call for the command whose $PSCmdlet is given, to the service on -ComputerName
+    # reached as the command's -Port, -Token and -UseSsl say ($PSBoundParameters given as
+    # -Connection; the port defaults to 8750 as in every command). Bodies go out and answers are read as
     # UTF-8 bytes (Windows PowerShell 5.1 would send and read strings as ISO-8859-1, mangling plan
     # names such as "Höchstleistung"). A failure is that command's terminating error (it stops the
     # pipeline whatever -ErrorAction says): one ErrorRecord from New-PowerPlanErrorRecord. Not an
@@ -109,15 +111,18 @@ function Invoke-PowerPlanApi {
     # the statement that called it, and the command would go on.
     param(
         [System.Management.Automation.PSCmdlet]$Cmdlet,
+        [System.Collections.IDictionary]$Connection,
         [string]$ComputerName,
-        [int]$Port,
         [ValidateSet('GET', 'PUT', 'POST', 'DELETE')][string]$Method,
         [string]$Path,
         [hashtable]$Body,
-        [object]$Token,
-        [bool]$UseSsl,
         [int]$TimeoutSec = 30
     )
+    $Port = 8750
+    if ($Connection.ContainsKey('Port')) { $Port = $Connection['Port'] }
+    $Token = $null
+    if ($Connection.ContainsKey('Token')) { $Token = $Connection['Token'] }
+    $UseSsl = $Connection.ContainsKey('UseSsl') -and [bool]$Connection['UseSsl']
     $uri = Get-PowerPlanUri -ComputerName $ComputerName -Port $Port -Path $Path -UseSsl $UseSsl
     if (-not $uri) {
         $Cmdlet.ThrowTerminatingError((New-PowerPlanErrorRecord -ComputerName $ComputerName -Code 'invalid_computer_name' -Status 400 `
@@ -196,6 +201,14 @@ function Invoke-PowerPlanApi {
     $Cmdlet.ThrowTerminatingError((New-PowerPlanErrorRecord -ComputerName $ComputerName -Message $message -Code $code -Status $status -Problem $problem -InnerException $inner))
 }
 
+function Write-PowerPlanWarning {
+    # The service's warnings of an answer (a plan that did not take full effect, a noisy
+    # measurement), each as a warning naming the computer.
+    param([string]$ComputerName, [object]$Answer)
+    if ($null -eq $Answer -or -not $Answer.PSObject.Properties['warnings']) { return }
+    foreach ($w in $Answer.warnings) { Write-Warning "${ComputerName}: $w" }
+}
+
 function Get-PowerPlanStatus {
     <#
     .SYNOPSIS
@@ -245,7 +258,7 @@ function Get-PowerPlanStatus {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -ComputerName $computer -Port $Port -Method GET -Path '/v1/plans/active' -Token $Token -UseSsl ([bool]$UseSsl)
+            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method GET -Path '/v1/plans/active'
             $p = $r.processor
             [pscustomobject]@{
                 PSTypeName          = 'PowerPlan.Status'
@@ -330,7 +343,7 @@ function Set-PowerPlan {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $api = @{ Cmdlet = $PSCmdlet; ComputerName = $computer; Port = $Port; Method = 'PUT'; Path = '/v1/plans/active'; Token = $Token; UseSsl = [bool]$UseSsl }
+            $api = @{ Cmdlet = $PSCmdlet; Connection = $PSBoundParameters; ComputerName = $computer; Method = 'PUT'; Path = '/v1/plans/active' }
             $body = @{ plan = $Plan; create = [bool]$Create; force = [bool]$Force }
             $dry = Invoke-PowerPlanApi @api -Body ($body + @{ dryRun = $true })
             $result = $dry
@@ -344,9 +357,7 @@ function Set-PowerPlan {
                     $dryRun = $true
                 }
             }
-            if ($result.PSObject.Properties['warnings']) {
-                foreach ($w in $result.warnings) { Write-Warning "${computer}: $w" }
-            }
+            Write-PowerPlanWarning $computer $result
             [pscustomobject]@{
                 PSTypeName   = 'PowerPlan.SetResult'
                 ComputerName = $computer
@@ -435,7 +446,7 @@ function Test-PowerPlan {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $list = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -ComputerName $computer -Port $Port -Method GET -Path '/v1/plans' -Token $Token -UseSsl ([bool]$UseSsl)
+            $list = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method GET -Path '/v1/plans'
             $active = @($list.plans | Where-Object { $_.active }) | Select-Object -First 1
             if ($active) { $now = "$($active.name) ($($active.id), $($active.kind)) is active" }
             else { $now = 'no plan is active' }
@@ -520,9 +531,9 @@ function Invoke-PowerPlanBenchmark {
     process {
         foreach ($computer in $ComputerName) {
             if (-not $PSCmdlet.ShouldProcess($computer, "run the $BenchmarkProfile CPU benchmark")) { continue }
-            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -ComputerName $computer -Port $Port -Method POST -Path '/v1/benchmarks' `
-                -Body @{ profile = $BenchmarkProfile; force = [bool]$Force } -Token $Token -UseSsl ([bool]$UseSsl) -TimeoutSec 120
-            foreach ($w in $r.warnings) { Write-Warning "${computer}: $w" }
+            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method POST -Path '/v1/benchmarks' `
+                -Body @{ profile = $BenchmarkProfile; force = [bool]$Force } -TimeoutSec 120
+            Write-PowerPlanWarning $computer $r
             [pscustomobject]@{
                 PSTypeName          = 'PowerPlan.BenchmarkResult'
                 ComputerName        = $computer
@@ -585,8 +596,8 @@ function Get-PowerPlanRecommendation {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -ComputerName $computer -Port $Port -Method GET `
-                -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark" -Token $Token -UseSsl ([bool]$UseSsl)
+            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method GET `
+                -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark"
             [pscustomobject]@{
                 PSTypeName        = 'PowerPlan.Recommendation'
                 ComputerName      = $computer

@@ -2,17 +2,23 @@
  * Asks one agent over its REST API. node:http / node:https with a keep-alive agent per host: the
  * certificate is verified (the system's trust, or the host's own CA file), redirects are never
  * followed (a 3xx is an error, so a token never travels to another address), answers are capped
- * in size, and the bearer token goes only to the host it belongs to. Failures are classified
- * into the fleet statuses: unreachable, unauthorized, error.
+ * in size (an announced size over the cap is refused before the body is read), and the bearer
+ * token goes only to the host it belongs to. Failures are classified into the fleet statuses:
+ * unreachable, unauthorized, error. Everything an agent answers is cleaned here, where it is
+ * parsed (lib/untrusted-text.ts), before any of it reaches an answer, a table or a log.
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { FleetError } from '../../domain/fleet.ts';
+import { cleanText, parseUntrustedJson } from '../../lib/untrusted-text.ts';
 import { version } from '../../version.ts';
 import { AgentFailure } from './failure.ts';
 import type { FleetTarget } from './file.ts';
 
-const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/** An agent's answers are a few KiB (a recommendation with its evidence: about 4 KiB). */
+const MAX_ANSWER_BYTES = 256 * 1024;
+
+const size = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${Math.round(bytes / 1024)} KiB`;
 
 const unreachableCodes = new Set([
   'ECONNREFUSED',
@@ -31,19 +37,20 @@ export const agentFor = (target: Pick<FleetTarget, 'url' | 'ca'>, maxSockets: nu
     ? new https.Agent({ keepAlive: true, maxSockets, ...(target.ca ? { ca: target.ca } : {}) })
     : new http.Agent({ keepAlive: true, maxSockets });
 
-const fromProblem = (status: number, body: string): FleetError => {
+/** A failure from the agent's answer: its own problem (its words), else the status alone. */
+const fromProblem = (kind: 'unauthorized' | 'error', status: number, body: string): AgentFailure => {
   try {
     const p = JSON.parse(body) as { title?: unknown; detail?: unknown };
     if (typeof p.title === 'string' && typeof p.detail === 'string')
-      return { title: p.title, detail: p.detail, status };
+      return new AgentFailure(kind, { title: p.title, detail: p.detail, status }, true);
   } catch {
     // Not problem+json (a proxy's error page, say): the status speaks for itself.
   }
-  return {
+  return new AgentFailure(kind, {
     title: `HTTP ${status}`,
     detail: `The agent answered ${status} ${http.STATUS_CODES[status] ?? ''}`.trim(),
     status,
-  };
+  });
 };
 
 export interface AgentRequest {
@@ -88,18 +95,23 @@ export const exchange = (url: URL, agent: http.Agent, req: ExchangeRequest): Pro
     });
     request.on('response', (res) => {
       const chunks: Buffer[] = [];
-      let size = 0;
+      let received = 0;
+      const tooLarge = (announced?: number) => {
+        res.destroy();
+        reject(
+          new AgentFailure('error', {
+            title: 'Answer too large',
+            detail: `The answer to ${req.method} ${url.pathname} ${announced === undefined ? 'was' : `announced ${size(announced)},`} more than the ${size(req.maxBytes)} an answer may have; it was not read.`,
+            status: res.statusCode ?? 0,
+          }),
+        );
+      };
+      const announced = Number(res.headers['content-length']);
+      if (announced > req.maxBytes) return tooLarge(announced);
       res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > req.maxBytes) {
-          res.destroy();
-          reject(
-            new AgentFailure('error', {
-              title: 'Answer too large',
-              detail: `The answer was more than ${req.maxBytes} bytes.`,
-            }),
-          );
-        } else chunks.push(c);
+        received += c.length;
+        if (received > req.maxBytes) tooLarge();
+        else chunks.push(c);
       });
       res.on('error', (e) => reject(classify(e, req.signal)));
       res.on('end', () =>
@@ -135,13 +147,14 @@ export const askAgent = async (
   if (status >= 300 && status < 400)
     throw new AgentFailure('error', {
       title: 'Redirect not followed',
-      detail: `The agent answered ${status} (to ${location ?? 'nowhere'}); redirects are not followed, so that the token stays with its host. Put the final URL in the fleet file.`,
+      detail: `The agent answered ${status} (to ${location === undefined ? 'nowhere' : JSON.stringify(cleanText(location, 200))}); redirects are not followed, so that the token stays with its host. Put the final URL in the fleet file.`,
       status,
     });
-  if (status === 401 || status === 403) throw new AgentFailure('unauthorized', fromProblem(status, text));
-  if (status < 200 || status >= 300) throw new AgentFailure('error', fromProblem(status, text));
+  if (status === 401 || status === 403) throw fromProblem('unauthorized', status, text);
+  if (status < 200 || status >= 300) throw fromProblem('error', status, text);
+  let json: unknown;
   try {
-    return JSON.parse(text);
+    json = parseUntrustedJson(text);
   } catch {
     throw new AgentFailure('error', {
       title: 'Not an agent',
@@ -149,6 +162,7 @@ export const askAgent = async (
       status,
     });
   }
+  return json;
 };
 
 /** Network, TLS and abort errors as fleet statuses; the timeout reason of the signal wins. */

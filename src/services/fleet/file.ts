@@ -8,7 +8,12 @@
 import { dirname, resolve } from 'node:path';
 import { type Config, secretFromEnvironment } from '../../config.ts';
 import { describeZodError, PowerPlanError } from '../../domain/errors.ts';
-import { FLEET_NAME, FleetFile, type FleetHostEntry, type PrometheusSource } from '../../domain/fleet.ts';
+import {
+  FLEET_NAME,
+  FleetFile,
+  type FleetHostEntry,
+  type PrometheusSource,
+} from '../../domain/fleet-file.ts';
 import { readCarefully } from '../../lib/careful-file.ts';
 import { type RunFn, runCommand } from '../../lib/run-command.ts';
 

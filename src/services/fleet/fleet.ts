@@ -8,13 +8,14 @@ import { setMaxListeners } from 'node:events';
 import type http from 'node:http';
 import type { Config } from '../../config.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
-import type {
-  FleetHostList,
-  FleetHostStatus,
-  FleetSetHost,
-  FleetSetResult,
-  FleetStatus,
-  PrometheusTargets,
+import {
+  type FleetHostList,
+  type FleetHostStatus,
+  type FleetSetHost,
+  type FleetSetResult,
+  type FleetStatus,
+  fleetStatus,
+  type PrometheusTargets,
 } from '../../domain/fleet.ts';
 import { SetPlanResult } from '../../domain/schemas.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -116,7 +117,12 @@ export class FleetService {
   /** The Prometheus module and how to ask the fleet's Prometheus, loaded on the first call. */
   private async prometheus(target: PrometheusTarget) {
     this.client ??= import('./client.ts');
-    const [client, prom] = await Promise.all([this.client, import('./prometheus.ts')]);
+    const [client, status, agents] = await Promise.all([
+      this.client,
+      import('./prometheus.ts'),
+      import('./prometheus-agents.ts'),
+    ]);
+    const prom = { ...status, ...agents };
     // Room for the status' queries at once.
     const ask = { target, agent: this.agent(target, client, 16), timeoutMs: this.config.fleetTimeoutMs };
     return { prom, ask };
@@ -222,19 +228,7 @@ export class FleetService {
     }
     const targets = select(fleet.hosts, sel);
     const hosts = await mapLimited(targets, this.config.fleetConcurrency, (t) => this.statusOf(t, this.idle));
-    const count = (s: FleetHostStatus['status']) => hosts.filter((h) => h.status === s).length;
-    return {
-      source: { kind: 'agents', name: fleet.source },
-      summary: {
-        total: hosts.length,
-        ok: count('ok'),
-        unreachable: count('unreachable'),
-        unauthorized: count('unauthorized'),
-        error: count('error'),
-        changeRecommended: hosts.filter((h) => h.recommendation?.changeRecommended).length,
-      },
-      hosts,
-    };
+    return fleetStatus({ kind: 'agents', name: fleet.source }, hosts);
   }
 
   async setPlan(
@@ -261,10 +255,19 @@ export class FleetService {
             before: r.before,
             after: r.after,
             ...(r.warnings?.length ? { warnings: r.warnings } : {}),
+            reportedByAgent: ['/before', '/after', ...(r.warnings?.length ? ['/warnings'] : [])],
           };
         } catch (e) {
           const f = asAgentFailure(e);
-          return { ...base, status: f.status, changed: null, before: null, after: null, error: f.problem };
+          return {
+            ...base,
+            status: f.status,
+            changed: null,
+            before: null,
+            after: null,
+            error: f.problem,
+            reportedByAgent: f.reportedByAgent,
+          };
         } finally {
           if (!input.dryRun) this.statusCache.delete(`${t.name}\n${t.url}`);
         }

@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import { Recommendation } from '../../domain/advice.ts';
 import { BenchmarkList } from '../../domain/benchmark.ts';
-import type { FleetHostStatus } from '../../domain/fleet.ts';
+import { type FleetHostStatus, unansweredHost } from '../../domain/fleet.ts';
 import { HoldList } from '../../domain/holds.ts';
 import { ActivePlan } from '../../domain/schemas.ts';
 import { AgentFailure, asAgentFailure } from './failure.ts';
@@ -14,17 +14,6 @@ import type { FleetTarget } from './file.ts';
 
 type Ask = (path: string) => Promise<unknown>;
 type Within = (fn: (ask: Ask) => Promise<FleetHostStatus>) => Promise<FleetHostStatus>;
-
-const empty = {
-  plan: null,
-  owner: null,
-  canSet: null,
-  policyManaged: null,
-  holds: null,
-  drift: null,
-  burstPenaltyPercent: null,
-  recommendation: null,
-} as const;
 
 /** An agent's answer, checked against the shape this version expects (a hostile or odd host is that host's error). */
 export const expect =
@@ -72,16 +61,12 @@ export const hostStatus = async (t: FleetTarget, within: Within): Promise<FleetH
         edited: active.plan?.edited ?? null,
         mismatches: active.effective?.checked ? active.effective.mismatches.length : null,
         controlledBy: active.control?.decidedBy ?? null,
+        reportedByAgent: [...(active.plan ? ['/plan/id', '/plan/name'] : []), '/recommendation/summary'],
       };
     });
   } catch (e) {
     const f = asAgentFailure(e);
-    return {
-      ...base,
-      ...empty,
-      status: f.status,
-      durationMs: Math.round(performance.now() - started),
-      error: f.problem,
-    };
+    const durationMs = Math.round(performance.now() - started);
+    return unansweredHost({ ...base, durationMs }, f.status, f.problem, f.reportedByAgent);
   }
 };

@@ -59,7 +59,7 @@ export const mountOperations = (app: Hono<AppEnv>, deps: Deps): void => {
     app.on(op.http.method, honoPath(op.http.path), async (c) => {
       let made: { signal: AbortSignal | undefined; release: () => void } | undefined;
       try {
-        const output = await runOperation(op, await readInput(op, c), {
+        const output = await runOperation(op, readInput(op, c), {
           ...deps,
           caller: c.get('caller'),
           // Made on first use: most reads never look at it, and an AbortController costs about

@@ -249,6 +249,11 @@ export const registerStatusMetrics = (registry: Registry, current: () => Promise
     'Changes of the active plan recorded in the audit log (by any caller, including the CLI and restores).',
     (s) => s.planChanges.value ?? 0,
   );
+  statusCounter(
+    'powerplan_plan_changes_refused_total',
+    'Attempts to change a plan refused by this process (invalid input, scope, conflict, lock busy, unknown plan); each is audited, beyond the cap summed up.',
+    (s) => s.refusedChanges,
+  );
 
   // Desired state and holds (docs/HOLDS.md): the drift counters are the checker's of this process.
   statusCounter(

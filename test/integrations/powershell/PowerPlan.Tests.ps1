@@ -248,6 +248,16 @@ Describe 'Get-PowerPlanRecommendation' {
     It 'refuses a workload it does not know before asking any server' {
         { Get-PowerPlanRecommendation -Workload gaming -Port $script:Port } | Should -Throw -ErrorId 'ParameterArgumentValidationError*'
     }
+
+    It 'never measures: -Benchmark takes latest or none, and rests on the benchmark Invoke-PowerPlanBenchmark ran' {
+        (Get-Command Get-PowerPlanRecommendation).Parameters['Benchmark'].Attributes.ValidValues | Should -Be @('latest', 'none')
+        { Get-PowerPlanRecommendation -Benchmark run -Port $script:Port } | Should -Throw -ErrorId 'ParameterArgumentValidationError*'
+        $before = (Invoke-RestMethod -UseBasicParsing "http://127.0.0.1:$($script:Port)/v1/benchmarks").total
+        $b = Invoke-PowerPlanBenchmark -Port $script:Port -Force -Confirm:$false -WarningAction SilentlyContinue
+        $r = Get-PowerPlanRecommendation -Port $script:Port
+        $r.Raw.basis.benchmarkIds | Should -Be @($b.Id)
+        (Invoke-RestMethod -UseBasicParsing "http://127.0.0.1:$($script:Port)/v1/benchmarks").total | Should -Be ($before + 1)
+    }
 }
 
 Describe 'The local administrator credential (no token configured)' {

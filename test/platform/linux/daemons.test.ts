@@ -12,23 +12,7 @@ import { setPowerPlan } from '../../../src/operations/set-power-plan.ts';
 import type { PowerBackend } from '../../../src/platform/backend.ts';
 import { resolvePlan } from '../../../src/platform/resolve.ts';
 import { backendContract } from '../backend-contract.ts';
-import {
-  type Built,
-  build,
-  intelPstateTree,
-  type PpdState,
-  rockyTunedProfiles,
-  type Setup,
-} from './harness.ts';
-
-const using = async (setup: Setup, fn: (b: Built) => Promise<void>) => {
-  const b = await build(setup);
-  try {
-    await fn(b);
-  } finally {
-    await b.cleanup();
-  }
-};
+import { build, intelPstateTree, type PpdState, rockyTunedProfiles, type Setup, using } from './harness.ts';
 
 const rocky = await rockyTunedProfiles();
 

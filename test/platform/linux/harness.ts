@@ -191,6 +191,16 @@ export const build = async (setup: Setup = {}): Promise<Built> => {
   };
 };
 
+/** Runs `fn` on a backend built from `setup`, and cleans it up whatever `fn` does. */
+export const using = async (setup: Setup, fn: (b: Built) => Promise<void>) => {
+  const b = await build(setup);
+  try {
+    await fn(b);
+  } finally {
+    await b.cleanup();
+  }
+};
+
 /** The profiles of the captured `tuned-adm list` (Rocky Linux VM). */
 export const rockyTunedProfiles = async (): Promise<TunedState['profiles']> => {
   const text = await readFile(

@@ -5,25 +5,16 @@ import { ActivePlan } from '../../../src/domain/schemas.ts';
 import { resolvePlan } from '../../../src/platform/resolve.ts';
 import { backendContract } from '../backend-contract.ts';
 import {
-  type Built,
   build,
   cpufreqTree,
   intelPstateTree,
   readTreeFile,
   refusingIo,
   type Setup,
+  using,
 } from './harness.ts';
 
 const subject = (setup: Setup) => async () => build(setup);
-
-const using = async (setup: Setup, fn: (b: Built) => Promise<void>) => {
-  const b = await build(setup);
-  try {
-    await fn(b);
-  } finally {
-    await b.cleanup();
-  }
-};
 
 const amdTree = cpufreqTree(
   8,

@@ -1,4 +1,5 @@
-# The options every powerplan module shares: where the service is and how to authenticate.
+# The options every powerplan module shares: where the service is and how to authenticate; and
+# the attributes of the modules that change something (powerplan.powerplan.service.changes).
 
 
 class ModuleDocFragment:
@@ -44,5 +45,17 @@ options:
     default: 30
 notes:
   - A refusal by the service fails the task with the service's own explanation as C(msg)
-    (its problem+json C(detail)); C(status), C(code) and the whole C(problem) are returned too.
+    (its problem+json C(detail), word for word), and returns C(status) (the HTTP status; none
+    when the service did not answer), C(code) (the service's problem code such as C(not_found),
+    C(forbidden), C(conflict), C(busy)) and C(problem) (the whole problem+json answer). These
+    failure values are the same for every module of the collection.
+"""
+
+    # The modules that change something: check mode and diff mode in full.
+    CHANGES = r"""
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
 """

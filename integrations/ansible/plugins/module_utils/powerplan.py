@@ -1,5 +1,6 @@
 # The powerplan service's REST API for the collection's modules: one request function, the shared
-# options, and the service's problem+json turned into the task's failure (msg = the detail).
+# options, the service's problem+json turned into the task's failure (msg = the detail), and the
+# run every module shares (the call, the failure, the diff, the result).
 import json
 import os
 import re
@@ -115,6 +116,28 @@ class Service:
         if status == -1 or status is None:
             raise ServiceError(f"{self.base}: no answer from the powerplan service: {info.get('msg')}", status=None)
         raise ServiceError(f"{self.base}{path}: HTTP {status} ({info.get('msg')}), not an answer of the powerplan service", status=status)
+
+
+    def resolve(self, reference):
+        """The plan the service resolves a reference to (alias, name or id): a dry-run set, nothing changes."""
+        return self.request('PUT', '/v1/plans/active', {'plan': reference, 'dryRun': True, 'force': True}).get('after') or {}
+
+
+def run_module(module, work):
+    """
+    Runs work(service, result) and ends the task with the result it returns: with --diff, its
+    before and after as the diff. A refusal of the service fails the task (changed=false, msg =
+    its detail) with what work had put in result by then.
+    """
+    service = Service(module)
+    result = dict(changed=False)
+    try:
+        result = work(service, result)
+    except ServiceError as e:
+        e.fail(module, **result)
+    if module._diff and 'before' in result:
+        result['diff'] = dict(before=result['before'], after=result['after'])
+    module.exit_json(**result)
 
 
 def plan_view(plan):

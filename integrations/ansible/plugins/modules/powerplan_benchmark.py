@@ -54,26 +54,19 @@ benchmark:
   description: The whole benchmark as the service stored it (C(id), C(profile), phases, warnings).
   returned: success, not in check mode
   type: dict
-msg:
-  description: On failure, the service's explanation (its problem C(detail)).
-  returned: failure
-  type: str
-status:
-  description: On failure, the HTTP status.
-  returned: failure
-  type: int
-code:
-  description: On failure, the service's problem code (C(busy), C(forbidden), ...).
-  returned: failure
-  type: str
-problem:
-  description: On failure, the service's whole problem+json answer.
-  returned: failure
-  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.powerplan.powerplan.plugins.module_utils.powerplan import Service, ServiceError, service_args
+from ansible_collections.powerplan.powerplan.plugins.module_utils.powerplan import run_module, service_args
+
+
+def measure(module, service):
+    answer = service.request('POST', '/v1/benchmarks', {'profile': module.params['profile'], 'force': module.params['force']},
+                             timeout=max(module.params['timeout'], 120))
+    for warning in answer.get('warnings') or []:
+        module.warn(warning)
+    # A measurement changes no setting.
+    return dict(changed=False, summary=answer.get('summary'), benchmark=answer)
 
 
 def main():
@@ -86,16 +79,7 @@ def main():
     )
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, msg='The benchmark does not run in check mode (it loads every CPU).')
-    service = Service(module)
-    try:
-        answer = service.request('POST', '/v1/benchmarks', {'profile': module.params['profile'], 'force': module.params['force']},
-                                 timeout=max(module.params['timeout'], 120))
-    except ServiceError as e:
-        e.fail(module, changed=False)
-    for warning in answer.get('warnings') or []:
-        module.warn(warning)
-    # A measurement changes no setting.
-    module.exit_json(changed=False, summary=answer.get('summary'), benchmark=answer)
+    run_module(module, lambda service, _result: measure(module, service))
 
 
 if __name__ == '__main__':

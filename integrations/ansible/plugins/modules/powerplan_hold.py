@@ -22,6 +22,7 @@ version_added: 0.1.0
 author: powerplan
 extends_documentation_fragment:
   - powerplan.powerplan.service
+  - powerplan.powerplan.service.changes
 options:
   state:
     description:
@@ -51,11 +52,6 @@ options:
     description:
       - With I(state=absent), the hold to release (the C(hold.id) of I(state=present)).
     type: str
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
 """
 
 EXAMPLES = r"""
@@ -104,31 +100,10 @@ after:
   description: The same after (in check mode, what it would be).
   returned: success
   type: dict
-msg:
-  description: On failure, the service's explanation (its problem C(detail)).
-  returned: failure
-  type: str
-status:
-  description: On failure, the HTTP status.
-  returned: failure
-  type: int
-code:
-  description: On failure, the service's problem code (C(conflict), C(forbidden), ...).
-  returned: failure
-  type: str
-problem:
-  description: On failure, the service's whole problem+json answer.
-  returned: failure
-  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.powerplan.powerplan.plugins.module_utils.powerplan import (
-    Service,
-    ServiceError,
-    plan_view,
-    service_args,
-)
+from ansible_collections.powerplan.powerplan.plugins.module_utils.powerplan import ServiceError, plan_view, run_module, service_args
 
 
 def view(plan, holds):
@@ -136,27 +111,21 @@ def view(plan, holds):
     return {'plan': plan.get('name'), 'id': plan.get('id'), 'holds': sorted(h.get('reason') or h['id'] for h in holds)}
 
 
-def resolve(service, reference):
-    """The plan id the service resolves the reference to (a dry-run set; nothing changes)."""
-    try:
-        return (service.request('PUT', '/v1/plans/active', {'plan': reference, 'dryRun': True, 'force': True}).get('after') or {}).get('id')
-    except ServiceError:
-        return None
-
-
 def present(module, service, active, holds):
     p = module.params
     same = [h for h in holds if p['reason'] and h.get('reason') == p['reason']]
     if same:
-        target = resolve(service, p['plan'])
+        try:
+            target = service.resolve(p['plan']).get('id')
+        except ServiceError:
+            target = None
         match = [h for h in same if h.get('planId') == target]
         if match:
             return dict(changed=False, hold=match[0], before=view(active['plan'], holds), after=view(active['plan'], holds))
     before = view(active['plan'], holds)
     if module.check_mode:
-        probe = service.request('PUT', '/v1/plans/active', {'plan': p['plan'], 'dryRun': True, 'force': True})
         new = {'id': '(new)', 'reason': p['reason']}
-        return dict(changed=True, before=before, after=view(probe.get('after'), holds + [new]))
+        return dict(changed=True, before=before, after=view(service.resolve(p['plan']), holds + [new]))
     body = {'plan': p['plan'], 'for': p['duration']}
     if p['reason']:
         body['reason'] = p['reason']
@@ -195,6 +164,15 @@ def absent(module, service, active, holds, state):
     return dict(changed=bool(released), released=released, restored=restored, before=before, after=view(now['plan'], remaining))
 
 
+def hold(module, service):
+    active = service.request('GET', '/v1/plans/active')
+    state = service.request('GET', '/v1/holds')
+    holds = state.get('holds', [])
+    if module.params['state'] == 'present':
+        return present(module, service, active, holds)
+    return absent(module, service, active, holds, state)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=service_args(
@@ -206,20 +184,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    service = Service(module)
-    try:
-        active = service.request('GET', '/v1/plans/active')
-        state = service.request('GET', '/v1/holds')
-        holds = state.get('holds', [])
-        if module.params['state'] == 'present':
-            result = present(module, service, active, holds)
-        else:
-            result = absent(module, service, active, holds, state)
-    except ServiceError as e:
-        e.fail(module, changed=False)
-    if module._diff:
-        result['diff'] = dict(before=result['before'], after=result['after'])
-    module.exit_json(**result)
+    run_module(module, lambda service, _result: hold(module, service))
 
 
 if __name__ == '__main__':

@@ -112,7 +112,23 @@ recommendation:
 from urllib.parse import urlencode
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.powerplan.powerplan.plugins.module_utils.powerplan import Service, ServiceError, service_args
+from ansible_collections.powerplan.powerplan.plugins.module_utils.powerplan import run_module, service_args
+
+
+def read(module, service, result):
+    """Fills result as the answers come, so a failure still returns what was read."""
+    include = module.params['include']
+    result['active'] = service.request('GET', '/v1/plans/active')
+    if 'plans' in include:
+        result['plans'] = service.request('GET', '/v1/plans').get('plans', [])
+    if 'holds' in include:
+        result['holds'] = service.request('GET', '/v1/holds')
+    if 'desired' in include:
+        result['desired'] = service.request('GET', '/v1/desired')
+    if 'recommendation' in include:
+        query = urlencode({'workload': module.params['workload'], 'benchmark': module.params['benchmark']})
+        result['recommendation'] = service.request('GET', '/v1/recommendation?' + query)
+    return result
 
 
 def main():
@@ -124,23 +140,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    service = Service(module)
-    include = module.params['include']
-    result = dict(changed=False)
-    try:
-        result['active'] = service.request('GET', '/v1/plans/active')
-        if 'plans' in include:
-            result['plans'] = service.request('GET', '/v1/plans').get('plans', [])
-        if 'holds' in include:
-            result['holds'] = service.request('GET', '/v1/holds')
-        if 'desired' in include:
-            result['desired'] = service.request('GET', '/v1/desired')
-        if 'recommendation' in include:
-            query = urlencode({'workload': module.params['workload'], 'benchmark': module.params['benchmark']})
-            result['recommendation'] = service.request('GET', '/v1/recommendation?' + query)
-    except ServiceError as e:
-        e.fail(module, **result)
-    module.exit_json(**result)
+    run_module(module, lambda service, result: read(module, service, result))
 
 
 if __name__ == '__main__':

@@ -22,6 +22,7 @@ version_added: 0.1.0
 author: powerplan
 extends_documentation_fragment:
   - powerplan.powerplan.service
+  - powerplan.powerplan.service.changes
 options:
   plan:
     description:
@@ -57,11 +58,6 @@ options:
         setting (C(POWERPLAN_ENFORCE)) decides for a new desired plan and an existing one keeps its
         own.
     type: bool
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
 """
 
 EXAMPLES = r"""
@@ -109,33 +105,10 @@ result:
   description: The service's whole answer (C(PUT /v1/plans/active) or C(/v1/desired)).
   returned: success
   type: dict
-msg:
-  description: On failure, the service's explanation (its problem C(detail)).
-  returned: failure
-  type: str
-  sample: "Plan 'nope' not found; available: 381b4222-f694-41f0-9685-ff5bb260df2e (Balanced), ..."
-status:
-  description: On failure, the HTTP status (none when the service did not answer).
-  returned: failure
-  type: int
-  sample: 404
-code:
-  description: On failure, the service's problem code (C(not_found), C(forbidden), C(conflict), ...).
-  returned: failure
-  type: str
-problem:
-  description: On failure, the service's whole problem+json answer.
-  returned: failure
-  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.powerplan.powerplan.plugins.module_utils.powerplan import (
-    Service,
-    ServiceError,
-    plan_view,
-    service_args,
-)
+from ansible_collections.powerplan.powerplan.plugins.module_utils.powerplan import plan_view, run_module, service_args
 
 
 def set_active(module, service):
@@ -160,9 +133,7 @@ def set_desired(module, service):
         after = {'plan': None, 'id': None, 'enforce': before['enforce']}
         body = {'plan': None}
     else:
-        # The service resolves the reference (alias, name, id) in a dry run of a set; nothing changes.
-        probe = service.request('PUT', '/v1/plans/active', {'plan': module.params['plan'], 'dryRun': True, 'force': True})
-        target = probe.get('after') or {}
+        target = service.resolve(module.params['plan'])
         enforce = module.params['enforce']
         if enforce is None:
             enforce = before['enforce'] if before['id'] else None
@@ -178,6 +149,12 @@ def set_desired(module, service):
     return changed, before, after, answer
 
 
+def set_plan(module, service):
+    change = set_active if module.params['state'] == 'active' else set_desired
+    changed, before, after, answer = change(module, service)
+    return dict(changed=changed, before=before, after=after, result=answer)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=service_args(
@@ -190,18 +167,7 @@ def main():
         required_if=[('state', 'active', ['plan']), ('state', 'desired', ['plan'])],
         supports_check_mode=True,
     )
-    service = Service(module)
-    try:
-        if module.params['state'] == 'active':
-            changed, before, after, answer = set_active(module, service)
-        else:
-            changed, before, after, answer = set_desired(module, service)
-    except ServiceError as e:
-        e.fail(module, changed=False)
-    result = dict(changed=changed, before=before, after=after, result=answer)
-    if module._diff:
-        result['diff'] = dict(before=before, after=after)
-    module.exit_json(**result)
+    run_module(module, lambda service, _result: set_plan(module, service))
 
 
 if __name__ == '__main__':
