@@ -4,12 +4,11 @@
  * drift made by another process.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import { AuditRecord } from '../../src/domain/audit.ts';
 import type { DesiredState } from '../../src/domain/desired.ts';
 import type { HoldList, HoldResult } from '../../src/domain/holds.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
 import { depsPerBlock } from '../support/fixture.ts';
 import { runCli, type ServerProcess, startServer } from '../support/processes.ts';
 import { until } from '../support/until.ts';
@@ -35,20 +34,16 @@ const postHold = async (s: ServerProcess, body: unknown): Promise<HoldResult> =>
 };
 
 describe('holds across restarts of powerplan serve', () => {
-  let t: TestDeps;
+  const t = depsPerBlock();
   const servers: ServerProcess[] = [];
   const serve = async (env = {}) => {
     const s = await startServer({ ...t.env, ...env });
     servers.push(s);
     return s;
   };
-  before(async () => {
-    t = await testDeps();
-  });
   afterEach(async () => {
     for (const s of servers.splice(0)) await s.stop('SIGKILL');
   });
-  after(() => t.cleanup());
 
   it('keeps a hold through a restart and still ends it', async () => {
     const first = await serve();

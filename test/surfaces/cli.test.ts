@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ActivePlan, PlanList, SetPlanResult, SystemInfo } from '../../src/domain/schemas.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
+import { depsPerBlock } from '../support/fixture.ts';
 import { runCli, startServer } from '../support/processes.ts';
 
-let t: TestDeps;
-
 describe('CLI as a child process', () => {
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
+  const t = depsPerBlock();
 
   it('system --json prints the REST shape', async () => {
     const r = await runCli(['system', '--json'], t.env);

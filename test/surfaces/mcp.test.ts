@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type {
@@ -22,6 +22,7 @@ import { operationByName, operations } from '../../src/operations/index.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
+import { depsPerBlock, perBlock } from '../support/fixture.ts';
 import { benchmarkWithProgress, callError, callOk, callReadOnly, checkToolList } from './mcp-checks.ts';
 
 const connect = async (t: TestDeps, caller: Caller = localCaller, ops?: readonly Operation[]) => {
@@ -32,6 +33,19 @@ const connect = async (t: TestDeps, caller: Caller = localCaller, ops?: readonly
   return { client, close: () => client.close() };
 };
 
+/** Fresh deps and an in-memory MCP client connected as `caller`, for the tests of one block. */
+const mcpPerBlock = (caller: Caller = localCaller) =>
+  perBlock(
+    async () => {
+      const t = await testDeps();
+      return { t, ...(await connect(t, caller)) };
+    },
+    async ({ t, close }) => {
+      await close();
+      await t.cleanup();
+    },
+  );
+
 const op = (name: string): Operation => {
   const found = operationByName(name);
   assert.ok(found, `${name} is in the registry`);
@@ -39,51 +53,42 @@ const op = (name: string): Operation => {
 };
 
 describe('MCP server (in-memory, SDK client)', () => {
-  let t: TestDeps;
-  let client: Client;
-  let close: () => Promise<void>;
+  const mcp = mcpPerBlock();
   let tools: Map<string, Tool>;
-
   before(async () => {
-    t = await testDeps();
-    ({ client, close } = await connect(t));
-    tools = await checkToolList(client, operations);
-  });
-  after(async () => {
-    await close();
-    await t.cleanup();
+    tools = await checkToolList(mcp.client, operations);
   });
 
   it('identifies itself and tells the model how to use the tools', () => {
-    assert.equal(client.getServerVersion()?.name, 'powerplan');
-    assert.match(client.getInstructions() ?? '', /dryRun: true/);
+    assert.equal(mcp.client.getServerVersion()?.name, 'powerplan');
+    assert.match(mcp.client.getInstructions() ?? '', /dryRun: true/);
   });
 
   it('calls every read-only tool that needs no arguments and checks its structured content', async () => {
-    const called = await callReadOnly(client, tools);
+    const called = await callReadOnly(mcp.client, tools);
     assert.ok(called.includes('get_system_info') && called.includes('get_active_power_plan'), called.join());
   });
 
   it('set_power_plan: a dry run changes nothing, then the change is made', async () => {
     const set = op('set_power_plan');
-    const before = ActivePlan.parse(await callOk(client, tools, op('get_active_power_plan'), {}));
+    const before = ActivePlan.parse(await callOk(mcp.client, tools, op('get_active_power_plan'), {}));
     assert.equal(before.plan?.kind, 'balanced');
-    const dry = await callOk(client, tools, set, { plan: 'high-performance', dryRun: true });
+    const dry = await callOk(mcp.client, tools, set, { plan: 'high-performance', dryRun: true });
     assert.equal(dry.dryRun, true);
     assert.equal(dry.changed, true);
-    const still = ActivePlan.parse(await callOk(client, tools, op('get_active_power_plan'), {}));
+    const still = ActivePlan.parse(await callOk(mcp.client, tools, op('get_active_power_plan'), {}));
     assert.equal(still.plan?.id, before.plan?.id);
-    const done = await callOk(client, tools, set, { plan: 'high-performance' });
+    const done = await callOk(mcp.client, tools, set, { plan: 'high-performance' });
     assert.equal(done.changed, true);
-    const now = ActivePlan.parse(await callOk(client, tools, op('get_active_power_plan'), {}));
+    const now = ActivePlan.parse(await callOk(mcp.client, tools, op('get_active_power_plan'), {}));
     assert.equal(now.plan?.kind, 'high-performance');
-    const again = await callOk(client, tools, set, { plan: 'balanced' });
+    const again = await callOk(mcp.client, tools, set, { plan: 'balanced' });
     assert.equal(again.changed, true);
   });
 
   it('an operation error is isError with the detail REST gives', async () => {
-    const text = await callError(client, 'set_power_plan', { plan: 'no-such-plan', dryRun: true });
-    const res = await createApp(t.deps).request('/v1/plans/active', {
+    const text = await callError(mcp.client, 'set_power_plan', { plan: 'no-such-plan', dryRun: true });
+    const res = await createApp(mcp.t.deps).request('/v1/plans/active', {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ plan: 'no-such-plan', dryRun: true }),
@@ -93,48 +98,48 @@ describe('MCP server (in-memory, SDK client)', () => {
   });
 
   it('bad arguments are isError, not a protocol failure', async () => {
-    assert.match(await callError(client, 'set_power_plan', {}), /plan/);
-    assert.match(await callError(client, 'set_power_plan', { plan: 42 }), /plan/);
-    assert.match(await callError(client, 'set_power_plan', { plan: 'balanced', bogus: true }), /bogus/);
-    assert.match(await callError(client, 'no_such_tool', {}), /no_such_tool/);
+    assert.match(await callError(mcp.client, 'set_power_plan', {}), /plan/);
+    assert.match(await callError(mcp.client, 'set_power_plan', { plan: 42 }), /plan/);
+    assert.match(await callError(mcp.client, 'set_power_plan', { plan: 'balanced', bogus: true }), /bogus/);
+    assert.match(await callError(mcp.client, 'no_such_tool', {}), /no_such_tool/);
   });
 
   it('run_cpu_benchmark reports progress; its result is then listed and readable', async (ctx) => {
     if (!operationByName('run_cpu_benchmark')) return ctx.skip('no benchmark operation');
-    const result = await benchmarkWithProgress(client);
+    const result = await benchmarkWithProgress(mcp.client);
     const run = op('run_cpu_benchmark').output.parse(result.structuredContent) as { id: string };
 
-    const fetched = await callOk(client, tools, op('get_benchmark'), { id: run.id });
+    const fetched = await callOk(mcp.client, tools, op('get_benchmark'), { id: run.id });
     assert.equal(fetched.id, run.id);
-    const listed = (await callOk(client, tools, op('list_benchmarks'), { limit: 5 })) as {
+    const listed = (await callOk(mcp.client, tools, op('list_benchmarks'), { limit: 5 })) as {
       benchmarks: { id: string }[];
     };
     assert.equal(listed.benchmarks[0]?.id, run.id);
 
-    const status = await readStatus(client);
+    const status = await readStatus(mcp.client);
     assert.equal((status.latestBenchmark as { id: string }).id, run.id);
   });
 
   it('the status resource holds the active plan', async () => {
-    const { resources } = await client.listResources();
+    const { resources } = await mcp.client.listResources();
     const listed = resources.find((r) => r.uri === STATUS_URI);
     assert.equal(listed?.mimeType, 'application/json');
-    const status = await readStatus(client);
+    const status = await readStatus(mcp.client);
     const active = ActivePlan.parse(status.activePlan);
-    assert.equal(active.plan?.id, (await t.deps.backend.getActive()).plan?.id);
+    assert.equal(active.plan?.id, (await mcp.t.deps.backend.getActive()).plan?.id);
     assert.ok(!Number.isNaN(Date.parse(String(status.generatedAt))));
     if (operationByName('list_benchmarks')) assert.ok('latestBenchmark' in status);
     assert.equal('recommendation' in status, Boolean(operationByName('get_recommendation')));
   });
 
   it('the check_server_power prompt walks through the check, changes only on request', async () => {
-    const { prompts } = await client.listPrompts();
+    const { prompts } = await mcp.client.listPrompts();
     const listed = prompts.find((p) => p.name === 'check_server_power');
     assert.deepEqual(
       listed?.arguments?.map((a) => [a.name, a.required ?? false]),
       [['workload', false]],
     );
-    const withWorkload = await client.getPrompt({
+    const withWorkload = await mcp.client.getPrompt({
       name: 'check_server_power',
       arguments: { workload: 'PostgreSQL OLTP' },
     });
@@ -143,7 +148,7 @@ describe('MCP server (in-memory, SDK client)', () => {
     assert.match(text, /get_active_power_plan/);
     assert.match(text, /dryRun: true/);
     assert.match(text, /only after I agree/);
-    const plain = await client.getPrompt({ name: 'check_server_power' });
+    const plain = await mcp.client.getPrompt({ name: 'check_server_power' });
     assert.doesNotMatch(promptText(plain), /undefined/);
   });
 });
@@ -162,39 +167,31 @@ const readStatus = async (client: Client): Promise<Record<string, unknown>> => {
 };
 
 describe('MCP server for a caller with only the read scope', () => {
-  let t: TestDeps;
-  let client: Client;
-  let close: () => Promise<void>;
-
-  before(async () => {
-    t = await testDeps();
-    ({ client, close } = await connect(t, { name: 'reader', scopes: ['read'] }));
-  });
-  after(async () => {
-    await close();
-    await t.cleanup();
-  });
+  const mcp = mcpPerBlock({ name: 'reader', scopes: ['read'] });
 
   it('is refused set_power_plan (even a dry run) and the plan stays', async () => {
-    const before = (await t.deps.backend.getActive()).plan?.id;
-    assert.match(await callError(client, 'set_power_plan', { plan: 'high-performance' }), /control.*reader/);
+    const before = (await mcp.t.deps.backend.getActive()).plan?.id;
     assert.match(
-      await callError(client, 'set_power_plan', { plan: 'high-performance', dryRun: true }),
+      await callError(mcp.client, 'set_power_plan', { plan: 'high-performance' }),
+      /control.*reader/,
+    );
+    assert.match(
+      await callError(mcp.client, 'set_power_plan', { plan: 'high-performance', dryRun: true }),
       /control/,
     );
-    assert.equal((await t.deps.backend.getActive()).plan?.id, before);
+    assert.equal((await mcp.t.deps.backend.getActive()).plan?.id, before);
   });
 
   it('is refused the benchmark but may read', async (ctx) => {
-    const tools = await checkToolList(client, operations);
-    await callOk(client, tools, op('get_active_power_plan'), {});
+    const tools = await checkToolList(mcp.client, operations);
+    await callOk(mcp.client, tools, op('get_active_power_plan'), {});
     if (!operationByName('run_cpu_benchmark')) return ctx.skip('no benchmark operation');
-    assert.match(await callError(client, 'run_cpu_benchmark', { force: true }), /benchmark/);
+    assert.match(await callError(mcp.client, 'run_cpu_benchmark', { force: true }), /benchmark/);
   });
 });
 
 describe('MCP progress and cancellation (test-only operations)', () => {
-  let t: TestDeps;
+  const t = depsPerBlock();
   let onStart: () => void = () => {};
   let onAbort: (reason: unknown) => void = () => {};
 
@@ -239,11 +236,6 @@ describe('MCP progress and cancellation (test-only operations)', () => {
         onStart();
       }),
   );
-
-  before(async () => {
-    t = await testDeps();
-  });
-  after(() => t.cleanup());
 
   it('maps ctx.progress to progress notifications, increasing only', async () => {
     const { client, close } = await connect(t, localCaller, [stepper, waiter]);
