@@ -1,31 +1,14 @@
 /** The hold and desired-state tools over MCP (the SDK's own client, in memory): same names, same rules. */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { localCaller } from '../../src/domain/scopes.ts';
+import { describe, it } from 'node:test';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
-import { createMcpServer } from '../../src/surfaces/mcp/server.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
+import { mcpPerBlock } from '../surfaces/mcp-checks.ts';
 
 describe('holds and desired state over MCP', () => {
-  let t: TestDeps;
-  let client: Client;
-  before(async () => {
-    t = await testDeps();
-    const server = createMcpServer(t.deps, localCaller);
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    client = new Client({ name: 'test', version: '1.0.0' });
-    await client.connect(clientSide);
-  });
-  after(async () => {
-    await client.close();
-    await t.cleanup();
-  });
+  const mcp = mcpPerBlock();
 
   const tool = async (name: string, args: Record<string, unknown> = {}) => {
-    const r = await client.callTool({ name, arguments: args });
+    const r = await mcp.client.callTool({ name, arguments: args });
     return {
       isError: r.isError === true,
       data: r.structuredContent as unknown,
@@ -34,7 +17,7 @@ describe('holds and desired state over MCP', () => {
   };
 
   it('lists the five tools', async () => {
-    const names = (await client.listTools()).tools.map((x) => x.name);
+    const names = (await mcp.client.listTools()).tools.map((x) => x.name);
     for (const n of [
       'hold_power_plan',
       'release_power_plan',

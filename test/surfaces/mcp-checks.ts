@@ -1,13 +1,19 @@
 /**
  * Checks shared by the MCP tests over every transport (in-memory, stdio, HTTP): the tool list
- * against the registry, and one tool call checked against the operation's output schema.
+ * against the registry, and one tool call checked against the operation's output schema; an
+ * in-memory client over fresh deps for the tests of one block.
  */
 import assert from 'node:assert/strict';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { type Caller, localCaller } from '../../src/domain/scopes.ts';
 import type { Operation } from '../../src/operations/define.ts';
 import { operations } from '../../src/operations/index.ts';
+import { createMcpServer } from '../../src/surfaces/mcp/server.ts';
+import { type TestDeps, testDeps } from '../support/deps.ts';
+import { perBlock } from '../support/fixture.ts';
 
 /**
  * The SDK lists zod schemas as draft-07 (`$schema` says so); the vocabulary zod emits is the same in
@@ -135,3 +141,25 @@ export const callReadOnly = async (client: Client, tools: Map<string, Tool>): Pr
   }
   return called;
 };
+
+/** An in-memory MCP client connected to a server for `caller` over these deps. */
+export const connect = async (t: TestDeps, caller: Caller = localCaller, ops?: readonly Operation[]) => {
+  const server = createMcpServer(t.deps, caller, ops ? { operations: ops } : {});
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'powerplan-test', version: '0.0.0' });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  return { client, close: () => client.close() };
+};
+
+/** Fresh deps and an in-memory MCP client connected as `caller`, for the tests of one block. */
+export const mcpPerBlock = (caller: Caller = localCaller) =>
+  perBlock(
+    async () => {
+      const t = await testDeps();
+      return { t, ...(await connect(t, caller)) };
+    },
+    async ({ t, close }) => {
+      await close();
+      await t.cleanup();
+    },
+  );

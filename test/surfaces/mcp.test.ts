@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type {
   CallToolResult,
   GetPromptResult,
@@ -11,7 +10,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ActivePlan } from '../../src/domain/schemas.ts';
-import { type Caller, localCaller } from '../../src/domain/scopes.ts';
+import { localCaller } from '../../src/domain/scopes.ts';
 import {
   defineOperation,
   type Operation,
@@ -20,31 +19,17 @@ import {
 } from '../../src/operations/define.ts';
 import { operationByName, operations } from '../../src/operations/index.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
-import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
-import { type TestDeps, testDeps } from '../support/deps.ts';
-import { depsPerBlock, perBlock } from '../support/fixture.ts';
-import { benchmarkWithProgress, callError, callOk, callReadOnly, checkToolList } from './mcp-checks.ts';
-
-const connect = async (t: TestDeps, caller: Caller = localCaller, ops?: readonly Operation[]) => {
-  const server = createMcpServer(t.deps, caller, ops ? { operations: ops } : {});
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'powerplan-test', version: '0.0.0' });
-  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
-  return { client, close: () => client.close() };
-};
-
-/** Fresh deps and an in-memory MCP client connected as `caller`, for the tests of one block. */
-const mcpPerBlock = (caller: Caller = localCaller) =>
-  perBlock(
-    async () => {
-      const t = await testDeps();
-      return { t, ...(await connect(t, caller)) };
-    },
-    async ({ t, close }) => {
-      await close();
-      await t.cleanup();
-    },
-  );
+import { STATUS_URI } from '../../src/surfaces/mcp/server.ts';
+import { depsPerBlock } from '../support/fixture.ts';
+import {
+  benchmarkWithProgress,
+  callError,
+  callOk,
+  callReadOnly,
+  checkToolList,
+  connect,
+  mcpPerBlock,
+} from './mcp-checks.ts';
 
 const op = (name: string): Operation => {
   const found = operationByName(name);
