@@ -19,6 +19,20 @@ import { listen, writeSecret } from './rig.ts';
 
 const silent = createLogger('silent');
 
+/** A loopback server that answers `{}` and counts the requests it gets. */
+const counting = async () => {
+  const target = {
+    hits: 0,
+    url: '',
+    server: createServer((_q, s) => {
+      target.hits++;
+      s.end('{}');
+    }),
+  };
+  target.url = await listen(target.server);
+  return target;
+};
+
 /** The fleet status that a service with this fleet file answers. */
 const statusOf = async (fleetFile: string) => {
   const t = await testDeps({ POWERPLAN_FLEET_FILE: fleetFile });
@@ -160,12 +174,8 @@ describe('fleet file', () => {
   });
 
   it('a host whose token cannot be read is reported as an error, and is never contacted', async () => {
-    let hits = 0;
-    const server = createServer((_q, s) => {
-      hits++;
-      s.end('{}');
-    });
-    const url = await listen(server);
+    const target = await counting();
+    const { url } = target;
     const path = await fleetWith(
       [
         { name: 'nofile', url, tokenFile: 'missing.token' },
@@ -184,19 +194,15 @@ describe('fleet file', () => {
       );
       assert.match(s.hosts[0]!.error!.detail, /missing\.token\) does not exist/);
       assert.match(s.hosts[1]!.error!.detail, /POWERPLAN_TEST_UNSET_TOKEN .* is not set/);
-      assert.equal(hits, 0);
+      assert.equal(target.hits, 0);
     } finally {
-      server.close();
+      target.server.close();
     }
   });
 
   it('a redirect is not followed, so the token stays with its host', async () => {
-    let elsewhere = 0;
-    const other = createServer((_q, s) => {
-      elsewhere++;
-      s.end('{}');
-    });
-    const otherUrl = await listen(other);
+    const other = await counting();
+    const otherUrl = other.url;
     let sawToken = '';
     const redirecting = createServer((q, s) => {
       sawToken = String(q.headers.authorization ?? '');
@@ -219,9 +225,9 @@ describe('fleet file', () => {
       assert.equal(s.hosts[0]!.status, 'error');
       assert.equal(s.hosts[0]!.error?.title, 'Redirect not followed');
       assert.equal(sawToken, `Bearer pp_${'D'.repeat(43)}`, 'the token went to its own host');
-      assert.equal(elsewhere, 0, 'nothing reached the redirect target');
+      assert.equal(other.hits, 0, 'nothing reached the redirect target');
     } finally {
-      other.close();
+      other.server.close();
       redirecting.close();
     }
   });
