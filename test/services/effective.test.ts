@@ -17,7 +17,7 @@ import { defaultSimulatedState } from '../../src/platform/simulated/simulated-ba
 import { SCHEME, SETTING } from '../../src/platform/windows/well-known.ts';
 import { createMcpServer } from '../../src/surfaces/mcp/server.ts';
 import { S } from '../emulators/win-emu-state.mjs';
-import { build, cpufreqTree } from '../platform/linux/harness.ts';
+import { build, cpufreqTree, intelPstateTree } from '../platform/linux/harness.ts';
 import { emulate } from '../platform/windows/emulator.ts';
 import { readAdminToken, runCli } from '../support/processes.ts';
 import { servedInProcess } from '../support/server.ts';
@@ -263,5 +263,62 @@ describe('read-back at the source: tuned', () => {
       [['governor (cpu0)', 'performance', 'powersave']],
     );
     assert.equal((await switchedTo(tuned(), 'latency-performance')).matches, true);
+  });
+});
+
+describe('read-back at the source: frequency limits and turbo on Linux', () => {
+  /** An intel_pstate machine without a daemon (sysfs owns the policy), with `extra` over its knobs. */
+  const machine = (extra: Record<string, string> = {}) =>
+    build({ sysfs: { tree: { ...intelPstateTree(2), ...extra } } });
+  const cpu0 = 'devices/system/cpu/cpu0/cpufreq';
+  const pstate = 'devices/system/cpu/intel_pstate';
+
+  it('a full-speed plan reads back the frequency cap, the performance cap and turbo, and finds each that holds it back', async () => {
+    const e = await switchedTo(
+      machine({
+        [`${cpu0}/scaling_max_freq`]: '2000000',
+        [`${pstate}/max_perf_pct`]: '60',
+        [`${pstate}/no_turbo`]: '1',
+      }),
+      'performance',
+    );
+    assert.equal(e.matches, false);
+    assert.deepEqual(
+      e.mismatches.map((m) => [m.setting, m.wanted, m.got]),
+      [
+        ['maxFrequency', '4000000 kHz (cpuinfo_max_freq)', '2000000 kHz on 1 of 2 CPUs'],
+        ['maxPerfPct', 100, 60],
+        ['turbo', 'allowed', 'off (intel_pstate/no_turbo = 1)'],
+      ],
+    );
+    assert.match(e.mismatches[2]!.cause, /firmware/);
+  });
+
+  it('with nothing capped the same read-back matches, and a plan that saves power is not held to full speed', async () => {
+    const clean = await switchedTo(machine(), 'performance');
+    assert.equal(clean.matches, true, JSON.stringify(clean.mismatches));
+    for (const s of ['maxFrequency', 'maxPerfPct', 'turbo']) assert.ok(clean.settings.includes(s), s);
+    const saving = await switchedTo(machine({ [`${pstate}/no_turbo`]: '1' }), 'powersave:power');
+    assert.deepEqual(saving.mismatches, []);
+    assert.ok(!saving.settings.includes('turbo'));
+  });
+
+  it('turbo read from cpufreq/boost where intel_pstate is absent (acpi-cpufreq)', async () => {
+    const tree = cpufreqTree(
+      2,
+      () => ({
+        scaling_driver: 'acpi-cpufreq',
+        scaling_governor: 'ondemand',
+        scaling_available_governors: 'performance ondemand powersave',
+        scaling_max_freq: '3000000',
+        cpuinfo_max_freq: '3000000',
+      }),
+      { 'devices/system/cpu/cpufreq/boost': '0' },
+    );
+    const e = await switchedTo(build({ sysfs: { tree } }), 'performance');
+    assert.deepEqual(
+      e.mismatches.map((m) => [m.setting, m.got]),
+      [['turbo', 'off (cpufreq/boost = 0)']],
+    );
   });
 });

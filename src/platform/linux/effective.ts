@@ -5,7 +5,7 @@
  */
 import { open } from 'node:fs/promises';
 import type { Effective, Mismatch } from '../../domain/idle.ts';
-import type { Owner } from '../../domain/schemas.ts';
+import type { Owner, PlanKind } from '../../domain/schemas.ts';
 import { exec, type Runner } from './commands.ts';
 import { common, type SysfsState } from './sysfs.ts';
 import { activeSysfsId } from './sysfs-owner.ts';
@@ -93,8 +93,59 @@ const PPD_EXPECT: Record<string, { platformProfile: string[]; epp: string[] }> =
   'power-saver': { platformProfile: ['low-power', 'quiet', 'cool'], epp: ['power', 'balance_power'] },
 };
 
-/** Reads back the sysfs knobs the switch should have changed (owner decides which). */
-export const sysfsEffective = (owner: Owner, planId: string, s: SysfsState): Effective => {
+/**
+ * What a full-speed plan (high or ultimate performance, whoever owns it) needs from the limits
+ * around it: no frequency cap below the hardware maximum, no performance cap in intel_pstate, and
+ * turbo allowed. A plan that saves power may lower them, so only full-speed plans are held to them.
+ */
+const fullSpeedLimits = (s: SysfsState, settings: string[], mismatches: Mismatch[]) => {
+  const limited = s.cpus.filter((c) => c.maxKHz !== null && c.hwMaxKHz !== null);
+  if (limited.length > 0) {
+    settings.push('maxFrequency');
+    const capped = limited.filter((c) => c.maxKHz! < c.hwMaxKHz!);
+    if (capped.length > 0) {
+      const hw = Math.max(...capped.map((c) => c.hwMaxKHz!));
+      const got = Math.min(...capped.map((c) => c.maxKHz!));
+      mismatches.push({
+        setting: 'maxFrequency',
+        wanted: `${hw} kHz (cpuinfo_max_freq)`,
+        got: `${got} kHz on ${capped.length} of ${s.cpus.length} CPUs`,
+        cause:
+          'scaling_max_freq is capped below what the CPU can do: thermald, a tuned or cpupower setting, or another tool limits it, so the plan cannot reach full clock (raise scaling_max_freq or find the tool that lowers it).',
+      });
+    }
+  }
+  const p = s.intelPstate;
+  if (p?.maxPerfPct !== null && p?.maxPerfPct !== undefined) {
+    settings.push('maxPerfPct');
+    if (p.maxPerfPct < 100)
+      mismatches.push({
+        setting: 'maxPerfPct',
+        wanted: 100,
+        got: p.maxPerfPct,
+        cause:
+          'intel_pstate/max_perf_pct caps the performance the driver may choose: a tuned profile, thermald or another tool wrote it.',
+      });
+  }
+  const turboOff = p?.noTurbo ?? (s.boost === null ? null : !s.boost);
+  if (turboOff !== null) {
+    settings.push('turbo');
+    if (turboOff)
+      mismatches.push({
+        setting: 'turbo',
+        wanted: 'allowed',
+        got:
+          p?.noTurbo !== null && p?.noTurbo !== undefined
+            ? 'off (intel_pstate/no_turbo = 1)'
+            : 'off (cpufreq/boost = 0)',
+        cause:
+          'turbo is switched off: by a tool or profile that wrote the knob, or by the firmware (then the BIOS setting decides and nothing here can change it).',
+      });
+  }
+};
+
+/** Reads back the sysfs knobs the switch should have changed (owner and the plan's kind decide which). */
+export const sysfsEffective = (owner: Owner, planId: string, s: SysfsState, kind?: PlanKind): Effective => {
   const mismatches: Mismatch[] = [];
   const settings: string[] = [];
   const epp = common(s.cpus.map((c) => c.energyPreference));
@@ -138,6 +189,8 @@ export const sysfsEffective = (owner: Owner, planId: string, s: SysfsState): Eff
         });
     }
   }
+  if (kind === 'high-performance' || kind === 'ultimate-performance')
+    fullSpeedLimits(s, settings, mismatches);
   return { checked: settings.length > 0, matches: mismatches.length === 0, settings, mismatches };
 };
 

@@ -183,7 +183,8 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
     async checkEffective(planId) {
       runner.cache.clear();
       const { state, view } = await inspect();
-      const parts = [sysfsEffective(view.owner, planId, state)];
+      const kind = view.plans.find((p) => p.id === planId)?.kind;
+      const parts = [sysfsEffective(view.owner, planId, state, kind)];
       if (view.owner === 'tuned')
         parts.push(await tunedVerify(runner, options.tunedLog ?? '/var/log/tuned/tuned.log'));
       return mergeEffective(...parts);
