@@ -79,8 +79,25 @@ export interface ExchangeRequest {
 /**
  * Sends one request and reads the whole answer; redirects are never followed. Network, TLS and
  * abort errors and an answer over `maxBytes` are AgentFailures; any status is the caller's to judge.
+ * A kept-alive connection that the other side closed as idle just as the request went out fails
+ * with ECONNRESET or EPIPE before any answer: that request never reached the server, so it is
+ * sent once more on a new connection (Node's documented `reusedSocket` pattern).
  */
 export const exchange = (url: URL, agent: http.Agent, req: ExchangeRequest): Promise<Exchange> =>
+  exchangeOnce(url, agent, req).catch((e: unknown) => {
+    if (!(e instanceof StaleConnection)) throw e;
+    return exchangeOnce(url, agent, req, false);
+  });
+
+/** A reused keep-alive connection found closed before the request got an answer. */
+class StaleConnection extends Error {}
+
+const exchangeOnce = (
+  url: URL,
+  agent: http.Agent,
+  req: ExchangeRequest,
+  mayRetry = true,
+): Promise<Exchange> =>
   new Promise((resolve, reject) => {
     const headers = {
       'user-agent': `powerplan-fleet/${version}`,
@@ -93,7 +110,9 @@ export const exchange = (url: URL, agent: http.Agent, req: ExchangeRequest): Pro
       agent,
       signal: req.signal,
     });
+    let answered = false;
     request.on('response', (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let received = 0;
       const tooLarge = (announced?: number) => {
@@ -122,7 +141,18 @@ export const exchange = (url: URL, agent: http.Agent, req: ExchangeRequest): Pro
         }),
       );
     });
-    request.on('error', (e) => reject(classify(e, req.signal)));
+    request.on('error', (e) => {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (
+        mayRetry &&
+        !answered &&
+        request.reusedSocket &&
+        !req.signal.aborted &&
+        (code === 'ECONNRESET' || code === 'EPIPE')
+      )
+        reject(new StaleConnection(code));
+      else reject(classify(e, req.signal));
+    });
     request.end(req.body);
   });
 
