@@ -9,6 +9,7 @@
 import { type BigIntStats, readdirSync, statSync } from 'node:fs';
 import { link, lstat, rm } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { freezeDeep } from './frozen.ts';
 
 export interface DamagedFile {
   /** The file that was damaged, e.g. `state.json`. */
@@ -81,15 +82,32 @@ const namesIn = (dir: string): string[] => {
   return names;
 };
 
-/** The kept copies of damaged files in `dir` (optionally only those of one file name), by name. */
-export const damagedFiles = (dir: string, only?: string): DamagedFile[] => {
+/** What `damagedFiles` found in one listing, by `only`: the same (frozen) answer while it stands. */
+const foundIn = new WeakMap<readonly string[], Map<string | undefined, readonly DamagedFile[]>>();
+
+/**
+ * The kept copies of damaged files in `dir` (optionally only those of one file name), by name;
+ * deeply frozen, and the same array while the directory's listing is unchanged.
+ */
+export const damagedFiles = (dir: string, only?: string): readonly DamagedFile[] => {
+  const names = namesIn(dir);
+  let byOnly = foundIn.get(names);
+  if (!byOnly) {
+    byOnly = new Map();
+    foundIn.set(names, byOnly);
+  }
+  const hit = byOnly.get(only);
+  if (hit) return hit;
   const found: DamagedFile[] = [];
-  for (const keptAs of namesIn(dir)) {
+  for (const keptAs of names) {
     const file = /^(.+)\.corrupt-\d{8}T\d{9}Z(?:-\d+)?$/.exec(keptAs)?.[1];
     if (file !== undefined && (only === undefined || file === only)) found.push({ file, keptAs });
   }
-  return found.sort((a, b) => a.keptAs.localeCompare(b.keptAs));
+  const answer = freezeDeep(found.sort((a, b) => a.keptAs.localeCompare(b.keptAs)));
+  byOnly.set(only, answer);
+  return answer;
 };
 
 /** `damagedFiles` for the directory of `path`, for the copies of that one file kept beside it. */
-export const damagedBeside = (path: string): DamagedFile[] => damagedFiles(dirname(path), basename(path));
+export const damagedBeside = (path: string): readonly DamagedFile[] =>
+  damagedFiles(dirname(path), basename(path));

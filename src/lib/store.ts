@@ -8,6 +8,7 @@ import { type FSWatcher, lstatSync, mkdirSync, watch } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
+import { freezeDeep } from './frozen.ts';
 import { DEFAULT_ROTATION, JsonlLog, type RotationOptions } from './jsonl-log.ts';
 import { type DamagedFile, damagedFiles, keepAside } from './keep-aside.ts';
 import type { Logger } from './log.ts';
@@ -35,7 +36,10 @@ export class Store {
    * skips the open/read/close, and an absent file costs no exception. Every write replaces the file
    * (a new inode, a new mtime), so a change by this or another process is always seen.
    */
-  #texts = new Map<StateFile, { key: string; text: string }>();
+  #texts = new Map<
+    StateFile,
+    { key: string; text: string; shared?: { schema: z.ZodType; value: unknown } }
+  >();
 
   readonly audit: JsonlLog;
   readonly #log: Logger | undefined;
@@ -95,7 +99,7 @@ export class Store {
   }
 
   /** The kept copies of damaged files in the state directory (by any process, until removed). */
-  damaged(): DamagedFile[] {
+  damaged(): readonly DamagedFile[] {
     return damagedFiles(this.dir);
   }
 
@@ -120,31 +124,55 @@ export class Store {
    * Reads and validates a JSON document; undefined when absent. A document that is not JSON or
    * does not fit the schema (a stray byte, truncated, empty) is kept aside and then absent too.
    */
-  async read<T extends z.ZodType>(file: StateFile, schema: T): Promise<z.infer<T> | undefined> {
+  read<T extends z.ZodType>(file: StateFile, schema: T): Promise<z.infer<T> | undefined> {
+    return this.#read(file, schema, false);
+  }
+
+  /**
+   * `read` for the readers on every request's path (the simulated plan, the desired state, the
+   * last read-back): the value is deeply frozen (lib/frozen.ts) and, while the file is the same,
+   * the same object, so it is parsed and validated once per change rather than once per request.
+   * The file is still looked at (one `lstat`) on every call, so a change is seen at once.
+   */
+  readShared<T extends z.ZodType>(file: StateFile, schema: T): Promise<z.infer<T> | undefined> {
+    return this.#read(file, schema, true);
+  }
+
+  async #read<T extends z.ZodType>(
+    file: StateFile,
+    schema: T,
+    shared: boolean,
+  ): Promise<z.infer<T> | undefined> {
     const path = this.path(file);
     // bigint: nanosecond times, so two writes within a millisecond still differ. lstat: a planted
     // symbolic link is not the file it points to (and the read below refuses it).
     const st = lstatSync(path, { bigint: true, throwIfNoEntry: false });
     if (!st) return undefined;
     const key = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}:${st.uid}`;
-    let text = this.#texts.get(file)?.key === key ? this.#texts.get(file)?.text : undefined;
-    if (text === undefined) {
+    let entry = this.#texts.get(file);
+    if (entry?.key !== key) {
       const read = await readStateFile(path);
       if (!read) return undefined;
-      text = read.text;
-      this.#texts.set(file, { key, text });
+      entry = { key, text: read.text };
+      this.#texts.set(file, entry);
+    } else if (shared && entry.shared?.schema === schema) {
+      return entry.shared.value as z.infer<T>;
     }
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = JSON.parse(entry.text);
     } catch (e) {
       await this.damagedDocument(file, st.ino, `not JSON: ${(e as Error).message}`);
       return undefined;
     }
     const parsed = schema.safeParse(json);
-    if (parsed.success) return parsed.data;
-    await this.damagedDocument(file, st.ino, parsed.error.issues.map((i) => i.message).join('; '));
-    return undefined;
+    if (!parsed.success) {
+      await this.damagedDocument(file, st.ino, parsed.error.issues.map((i) => i.message).join('; '));
+      return undefined;
+    }
+    if (!shared) return parsed.data;
+    entry.shared = { schema, value: freezeDeep(parsed.data) };
+    return entry.shared.value as z.infer<T>;
   }
 
   /** Writes a document so that a reader sees either the old or the new content, never a mix. */

@@ -29,7 +29,7 @@ export const loadDesired = async (
   store: Store,
   config: Pick<Config, 'desiredPlan' | 'desiredEnforce'>,
 ): Promise<Desired | undefined> => {
-  const file = await store.read('desired.json', DesiredFile);
+  const file = await store.readShared('desired.json', DesiredFile);
   if (file) {
     if (file.planId === null) return undefined;
     return { source: 'api', planRef: file.planId, enforce: file.enforce ?? config.desiredEnforce };

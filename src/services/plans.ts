@@ -3,9 +3,10 @@
  * warnings, and set_power_plan: its policy (holds, create, dry run) stated as one change intent of
  * the plan-change service.
  */
-import type { Mismatch } from '../domain/idle.ts';
+import type { Effective, Mismatch } from '../domain/idle.ts';
 import type { ActivePlan, PlanList, SetPlanResult } from '../domain/schemas.ts';
 import type { Caller } from '../domain/scopes.ts';
+import { freezeDeep, isFrozenDeep } from '../lib/frozen.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import type { DesiredService } from './desired.ts';
@@ -34,13 +35,24 @@ export const listPlans = async (backend: PowerBackend): Promise<PlanList> => {
   return { backend: backend.name, activePlanId: plans.find((p) => p.active)?.id ?? null, plans };
 };
 
+/** The plan with the last read-back, made once per pair when both are frozen (lib/frozen.ts). */
+const withEffectiveOf = new WeakMap<ActivePlan, { effective: Effective; answer: ActivePlan }>();
+const withEffective = (state: ActivePlan, effective: Effective): ActivePlan => {
+  if (!isFrozenDeep(state) || !isFrozenDeep(effective)) return { ...state, effective };
+  const hit = withEffectiveOf.get(state);
+  if (hit?.effective === effective) return hit.answer;
+  const answer = freezeDeep({ ...state, effective });
+  withEffectiveOf.set(state, { effective, answer });
+  return answer;
+};
+
 /** The plan in force with the desired state, warning when a damaged restore journal was kept aside. */
 export const activePlan = async (
   ctx: Pick<PlansContext, 'backend' | 'store' | 'desired' | 'planChange'>,
 ): Promise<ActivePlan> => {
   const state = await ctx.backend.getActive();
   const effective = state.plan ? await ctx.planChange.lastEffective(state.plan.id) : undefined;
-  const answer = await ctx.desired.withDesired(effective ? { ...state, effective } : state);
+  const answer = await ctx.desired.withDesired(effective ? withEffective(state, effective) : state);
   const damaged = journalWarnings(damagedState(ctx.store));
   return damaged.length ? { ...answer, warnings: [...(answer.warnings ?? []), ...damaged] } : answer;
 };

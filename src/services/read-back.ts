@@ -48,7 +48,7 @@ export class ReadBack {
 
   /** The last read-back, when it was about `planId` (the plan in force). */
   async last(planId: string): Promise<Effective | undefined> {
-    const last = await this.store.read(EFFECTIVE, LastEffective).catch(() => undefined);
+    const last = await this.store.readShared(EFFECTIVE, LastEffective).catch(() => undefined);
     return last?.planId === planId ? last.effective : undefined;
   }
 }

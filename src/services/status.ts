@@ -53,7 +53,7 @@ export interface Status {
   /** The desired-state checker of this process: drifts counted, the last check's verdict and plan. */
   desired: { driftTotal: number; inDesiredState: boolean | null; planId: string | null };
   /** Kept copies of damaged files in the state directory (by any process, until removed). */
-  damaged: DamagedState[];
+  damaged: readonly DamagedState[];
   /** Damaged files this process has moved aside since it started. */
   keptAsideTotal: number;
 }

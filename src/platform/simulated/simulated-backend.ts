@@ -24,6 +24,7 @@ import {
   type ProcessorSettings,
   Virtualization,
 } from '../../domain/schemas.ts';
+import { freezeDeep } from '../../lib/frozen.ts';
 import type { Store } from '../../lib/store.ts';
 import type { BackendFacts, CreatableKind, PowerBackend } from '../backend.ts';
 import {
@@ -208,8 +209,12 @@ export interface SimulatedBackendOptions {
 }
 
 export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): PowerBackend => {
+  // The state file is the truth, looked at on every call (Store.readShared: one lstat while it is
+  // unchanged); what is derived from one state is derived once (`answers`).
+  const initial = freezeDeep(defaultSimulatedState());
   const load = async (): Promise<SimState> =>
-    (await store.read('simulated-backend.json', SimState)) ?? defaultSimulatedState();
+    (await store.readShared('simulated-backend.json', SimState)) ?? initial;
+  const answers = new WeakMap<SimState, ActivePlan>();
   const save = (state: SimState) => store.write('simulated-backend.json', state);
 
   const toPlan = (state: SimState, p: SimPlan): Plan => {
@@ -235,6 +240,35 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
     };
   };
 
+  /** The answer of getActive for one state. */
+  const activeOf = (state: SimState): ActivePlan => {
+    const active = state.plans.find((p) => p.id === state.activeId) ?? state.plans[0]!;
+    const notes: Note[] = state.policyManaged
+      ? [
+          {
+            code: 'policy-managed',
+            text: 'The active plan is set by group policy; a change here is reverted at the next policy refresh.',
+          },
+        ]
+      : [];
+    return {
+      plan: toPlan(state, active),
+      processor: settingsOf(inForce(state, active)),
+      owner: state.policyManaged ? 'group-policy' : 'simulated',
+      policyManaged: state.policyManaged,
+      canSet: state.elevated,
+      ...(state.elevated
+        ? {}
+        : {
+            cannotSetReason:
+              'Changing the power plan requires administrator rights: run the service elevated.',
+          }),
+      ...noteFields(notes),
+      idle: simulatedIdle(inForce(state, active)),
+      control: simulatedControl(state),
+    };
+  };
+
   const capabilities = async (): Promise<Capabilities> => ({
     listPlans: true,
     setPlan: true,
@@ -251,31 +285,12 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
     },
     async getActive(): Promise<ActivePlan> {
       const state = await load();
-      const active = state.plans.find((p) => p.id === state.activeId) ?? state.plans[0]!;
-      const notes: Note[] = state.policyManaged
-        ? [
-            {
-              code: 'policy-managed',
-              text: 'The active plan is set by group policy; a change here is reverted at the next policy refresh.',
-            },
-          ]
-        : [];
-      return {
-        plan: toPlan(state, active),
-        processor: settingsOf(inForce(state, active)),
-        owner: state.policyManaged ? 'group-policy' : 'simulated',
-        policyManaged: state.policyManaged,
-        canSet: state.elevated,
-        ...(state.elevated
-          ? {}
-          : {
-              cannotSetReason:
-                'Changing the power plan requires administrator rights: run the service elevated.',
-            }),
-        ...noteFields(notes),
-        idle: simulatedIdle(inForce(state, active)),
-        control: simulatedControl(state),
-      };
+      let answer = answers.get(state);
+      if (!answer) {
+        answer = freezeDeep(activeOf(state));
+        answers.set(state, answer);
+      }
+      return answer;
     },
     async checkEffective(planId): Promise<Effective> {
       const state = await load();

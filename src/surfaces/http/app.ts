@@ -24,7 +24,7 @@ import { PowerPlanError } from '../../domain/errors.ts';
 import { MCP_PATH, mcpHandler } from '../mcp/http.ts';
 import { authMiddleware } from './auth.ts';
 import { createDocs } from './docs.ts';
-import type { AppEnv } from './env.ts';
+import { type AppEnv, jsonResponse } from './env.ts';
 import { frontDoorGuard } from './guard.ts';
 import { securityHeaders } from './headers.ts';
 import { createMetrics } from './metrics.ts';
@@ -112,7 +112,7 @@ export const createApp = (deps: Deps, security: HttpSecurity = baseSecurity(deps
   );
 
   // Liveness: always 200 while the process answers; `degraded` names damaged state files kept aside.
-  app.get('/healthz', (c) => c.json(deps.status.health()));
+  app.get('/healthz', (c) => jsonResponse(c, deps.status.health()));
   app.get('/metrics', metrics.handler);
   let openapi: string | undefined;
   app.get('/openapi.json', (c) => {

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Hono } from 'hono';
 import type { Caller } from '../../domain/scopes.ts';
+import { jsonText } from '../../lib/frozen.ts';
 
 export type AppEnv = { Variables: { caller: Caller } };
 
@@ -20,6 +21,15 @@ export interface SubApp {
   app: Hono<any>;
   publicRoutes: PublicRoute[];
 }
+
+const JSON_TYPE = { 'Content-Type': 'application/json' } as const;
+
+/**
+ * `c.json(value, status)`, with the JSON text of a deeply frozen value (a cached answer) made once
+ * (lib/frozen.ts) instead of once per request.
+ */
+export const jsonResponse = (c: Context, value: unknown, status: 200 | 201 | 202 = 200): Response =>
+  c.body(jsonText(value), status, JSON_TYPE);
 
 /** The Node request and response when served by @hono/node-server; absent for in-process requests. */
 export const nodeOf = (c: Context): { incoming?: IncomingMessage; outgoing?: ServerResponse } =>

@@ -10,7 +10,7 @@ import type { Operation } from '../../operations/define.ts';
 import { operations } from '../../operations/index.ts';
 import { runOperation } from '../../operations/run.ts';
 import { coerceStrings } from '../input.ts';
-import { type AppEnv, nodeOf } from './env.ts';
+import { type AppEnv, jsonResponse, nodeOf } from './env.ts';
 
 const honoPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
@@ -62,14 +62,15 @@ export const mountOperations = (app: Hono<AppEnv>, deps: Deps): void => {
         const output = await runOperation(op, readInput(op, c), {
           ...deps,
           caller: c.get('caller'),
-          // Made on first use: most reads never look at it, and an AbortController costs about
-          // 10 µs on Node 20, a sixth of a read (docs/PERFORMANCE.md).
-          get signal() {
+          // Asked on first use: most reads never look at it, and an AbortController costs about
+          // 10 µs on Node 20, a sixth of a read (docs/PERFORMANCE.md). A function, not a getter:
+          // an accessor made per request costs far more (operations/run.ts).
+          signal: () => {
             made ??= requestSignal(c);
             return made.signal;
           },
         });
-        return c.json(output as object, op.http.status ?? 200);
+        return jsonResponse(c, output, op.http.status);
       } finally {
         made?.release();
       }
