@@ -5,6 +5,7 @@
 // serve.d.mts).
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const repoRoot = resolve(import.meta.dirname, '..', '..');
 
@@ -24,10 +25,29 @@ export const listeningUrl = (output) => /listening on (\S+)/.exec(output)?.[1];
 /** PATH and HOME of this process: the least environment a child needs. */
 export const minimalEnv = () => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' });
 
+/**
+ * spawn(), started once more after 250 ms when the system could not start the process at all (as
+ * the product's command wrapper does: under Wine CreateProcess now and then fails as UNKNOWN).
+ */
+const spawnChild = async (command, args, options) => {
+  try {
+    return spawn(command, args, options);
+  } catch (e) {
+    if (!['UNKNOWN', 'EAGAIN', 'EMFILE', 'ENFILE', 'ENOMEM', 'EBUSY'].includes(e?.code)) throw e;
+    await sleep(250);
+    return spawn(command, args, options);
+  }
+};
+
 /** Runs `command args` to its end and resolves with its exit code and output. */
-export const runProcess = (command, args, { env = minimalEnv(), cwd, timeoutMs } = {}) =>
-  new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
+export const runProcess = async (command, args, { env = minimalEnv(), cwd, timeoutMs } = {}) => {
+  const child = await spawnChild(command, args, {
+    env,
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: timeoutMs,
+  });
+  return new Promise((resolvePromise, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -39,15 +59,16 @@ export const runProcess = (command, args, { env = minimalEnv(), cwd, timeoutMs }
     child.on('error', reject);
     child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
   });
+};
 
 /**
  * Starts `command args` and resolves once its standard output has a `listening on <url>` line;
  * rejects (and kills it) when it exits first or has not listened within `timeoutMs`.
  */
-export const startServing = (command, args, { env = minimalEnv(), cwd, timeoutMs = 30_000 } = {}) =>
-  new Promise((resolvePromise, reject) => {
-    const t0 = performance.now();
-    const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export const startServing = async (command, args, { env = minimalEnv(), cwd, timeoutMs = 30_000 } = {}) => {
+  const t0 = performance.now();
+  const child = await spawnChild(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolvePromise, reject) => {
     let out = '';
     let err = '';
     const exited = new Promise((r) => child.once('exit', (code) => r(code)));
@@ -87,3 +108,4 @@ export const startServing = (command, args, { env = minimalEnv(), cwd, timeoutMs
       reject(new Error(`exited with ${code} before listening: ${out}${err}`));
     });
   });
+};

@@ -2,8 +2,11 @@
  * The one wrapper around external commands (powercfg, tuned-adm, powerprofilesctl, ...).
  * execFile with an argument array (never a shell), a timeout, a maxBuffer, windowsHide and a fresh
  * environment. Output is returned as raw bytes: decoding (OEM code pages) is the caller's job.
+ * A command the system could not start for want of a resource (a process, a file handle, memory:
+ * nothing ran) is started once more after a short pause.
  */
 import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface CommandResult {
   stdout: Buffer;
@@ -30,6 +33,8 @@ export class CommandError extends Error {
   readonly stderr: Buffer;
   readonly timedOut: boolean;
   readonly notFound: boolean;
+  /** The system's error code when the command could not be started at all (nothing ran). */
+  readonly notStarted: string | undefined;
 
   constructor(init: {
     file: string;
@@ -39,14 +44,17 @@ export class CommandError extends Error {
     stderr?: Buffer;
     timedOut?: boolean;
     notFound?: boolean;
+    notStarted?: string;
     cause?: unknown;
   }) {
     const what = `${init.file} ${init.args.join(' ')}`.trim();
     const why = init.notFound
       ? 'command not found'
-      : init.timedOut
-        ? 'timed out'
-        : `exit code ${init.exitCode ?? 'unknown'}`;
+      : init.notStarted
+        ? `could not be started (${init.notStarted})`
+        : init.timedOut
+          ? 'timed out'
+          : `exit code ${init.exitCode ?? 'unknown'}`;
     super(`${what}: ${why}`, { cause: init.cause });
     this.name = 'CommandError';
     this.file = init.file;
@@ -56,6 +64,7 @@ export class CommandError extends Error {
     this.stderr = init.stderr ?? Buffer.alloc(0);
     this.timedOut = init.timedOut ?? false;
     this.notFound = init.notFound ?? false;
+    this.notStarted = init.notStarted;
   }
 }
 
@@ -82,40 +91,86 @@ const childEnv = (extra: Record<string, string> | undefined): Record<string, str
   return { ...env, ...extra };
 };
 
-export const runCommand: RunFn = (file, args, options = {}) =>
+/**
+ * Start failures worth one more try: the system was out of processes, file handles or memory, or
+ * could not say why (Windows' CreateProcess errors that libuv does not map are `UNKNOWN`).
+ */
+const TRANSIENT_START = new Set(['EAGAIN', 'EMFILE', 'ENFILE', 'ENOMEM', 'EBUSY', 'UNKNOWN']);
+/** The pause before the second start. */
+export const START_RETRY_MS = 250;
+
+/** A system error of starting the process (`spawn`, `spawn <file>`), as opposed to its exit. */
+const startError = (e: unknown): string | undefined => {
+  const err = e as NodeJS.ErrnoException;
+  return typeof err?.syscall === 'string' && err.syscall.startsWith('spawn') && typeof err.code === 'string'
+    ? err.code
+    : undefined;
+};
+
+const runOnce: RunFn = (file, args, options = {}) =>
   new Promise((resolve, reject) => {
-    execFile(
-      file,
-      [...args],
-      {
-        encoding: 'buffer',
-        timeout: options.timeoutMs ?? 10_000,
-        killSignal: 'SIGKILL',
-        maxBuffer: options.maxBuffer ?? 4 * 1024 * 1024,
-        windowsHide: true,
-        shell: false,
-        env: childEnv(options.env),
-        signal: options.signal,
-      },
-      (error, stdout, stderr) => {
-        if (!error) {
-          resolve({ stdout, stderr, exitCode: 0 });
-          return;
-        }
-        const err = error as NodeJS.ErrnoException & {
-          code?: string | number;
-          killed?: boolean;
-          signal?: string;
-        };
-        const notFound = err.code === 'ENOENT';
-        const timedOut = Boolean(err.killed) && err.signal === 'SIGKILL' && !options.signal?.aborted;
-        const exitCode = typeof err.code === 'number' ? err.code : null;
-        if (exitCode !== null && !timedOut) {
-          // A non-zero exit is an answer, not a failure of the wrapper: callers parse stderr/stdout.
-          resolve({ stdout, stderr, exitCode });
-          return;
-        }
-        reject(new CommandError({ file, args, exitCode, stdout, stderr, timedOut, notFound, cause: error }));
-      },
-    );
+    const notStarted = (e: unknown, code: string) =>
+      new CommandError({
+        file,
+        args,
+        exitCode: null,
+        notFound: code === 'ENOENT',
+        notStarted: code,
+        cause: e,
+      });
+    try {
+      execFile(
+        file,
+        [...args],
+        {
+          encoding: 'buffer',
+          timeout: options.timeoutMs ?? 10_000,
+          killSignal: 'SIGKILL',
+          maxBuffer: options.maxBuffer ?? 4 * 1024 * 1024,
+          windowsHide: true,
+          shell: false,
+          env: childEnv(options.env),
+          signal: options.signal,
+        },
+        (error, stdout, stderr) => {
+          if (!error) {
+            resolve({ stdout, stderr, exitCode: 0 });
+            return;
+          }
+          const start = startError(error);
+          if (start !== undefined) {
+            reject(notStarted(error, start));
+            return;
+          }
+          const err = error as NodeJS.ErrnoException & {
+            code?: string | number;
+            killed?: boolean;
+            signal?: string;
+          };
+          const timedOut = Boolean(err.killed) && err.signal === 'SIGKILL' && !options.signal?.aborted;
+          const exitCode = typeof err.code === 'number' ? err.code : null;
+          if (exitCode !== null && !timedOut) {
+            // A non-zero exit is an answer, not a failure of the wrapper: callers parse stderr/stdout.
+            resolve({ stdout, stderr, exitCode });
+            return;
+          }
+          reject(new CommandError({ file, args, exitCode, stdout, stderr, timedOut, cause: error }));
+        },
+      );
+    } catch (e) {
+      // Node throws at once, rather than calling back, for most start errors (UNKNOWN among them).
+      const start = startError(e);
+      reject(start === undefined ? e : notStarted(e, start));
+    }
   });
+
+export const runCommand: RunFn = async (file, args, options = {}) => {
+  try {
+    return await runOnce(file, args, options);
+  } catch (e) {
+    const code = e instanceof CommandError ? e.notStarted : undefined;
+    if (code === undefined || !TRANSIENT_START.has(code) || options.signal?.aborted) throw e;
+    await sleep(START_RETRY_MS, undefined, { signal: options.signal });
+    return runOnce(file, args, options);
+  }
+};

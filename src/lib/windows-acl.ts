@@ -176,35 +176,45 @@ export const readDacl = async (path: string, o: AclOptions): Promise<string> => 
 };
 
 /**
- * Prints the owner of the path in $env:POWERPLAN_ACL_PATH as SDDL (`O:BA`), through .NET (no
- * module to load, no name in the system's language). The path travels in the environment, never
- * in the command text.
+ * Prints the owner of each path in $env:POWERPLAN_ACL_PATHS (one per line; a Windows name cannot
+ * hold a line break) as SDDL (`O:BA`), one line per path in order, through .NET (no module to
+ * load, no name in the system's language). The paths travel in the environment, never in the
+ * command text.
  */
 const OWNER_SCRIPT = [
   "$ErrorActionPreference = 'Stop'",
-  '$p = $env:POWERPLAN_ACL_PATH',
   '$s = [System.Security.AccessControl.AccessControlSections]::Owner',
-  '$a = if ([System.IO.Directory]::Exists($p)) { [System.IO.Directory]::GetAccessControl($p, $s) } else { [System.IO.File]::GetAccessControl($p, $s) }',
-  '$a.GetSecurityDescriptorSddlForm($s)',
+  'foreach ($p in ($env:POWERPLAN_ACL_PATHS -split "`n")) { $a = if ([System.IO.Directory]::Exists($p)) { [System.IO.Directory]::GetAccessControl($p, $s) } else { [System.IO.File]::GetAccessControl($p, $s) }; $a.GetSecurityDescriptorSddlForm($s) }',
 ].join('; ');
 
-/** The owner of `path` (a SID or alias). `icacls /save` leaves the owner out, so PowerShell reads it. */
-export const readOwner = async (path: string, o: AclOptions & { powershell: string }): Promise<string> => {
+/**
+ * The owner of each of `paths` (a SID or alias), in order, from one PowerShell process (its cold
+ * start takes a second or more): `icacls /save` leaves the owner out.
+ */
+export const readOwners = async (
+  paths: readonly string[],
+  o: AclOptions & { powershell: string },
+): Promise<string[]> => {
+  const what = paths.join(', ');
   const r = await (o.run ?? runCommand)(
     o.powershell,
     ['-NoLogo', '-NoProfile', '-NonInteractive', '-InputFormat', 'None', '-Command', OWNER_SCRIPT],
     // A cold start of PowerShell on a busy server takes seconds.
-    { timeoutMs: 30_000, env: { POWERPLAN_ACL_PATH: path } },
+    { timeoutMs: 30_000, env: { POWERPLAN_ACL_PATHS: paths.join('\n') } },
   );
-  if (r.exitCode !== 0) throw failed('PowerShell', 'read the owner of', path, r);
-  const owner = parseSddl(r.stdout.toString('utf8')).owner;
-  if (owner === undefined) {
+  if (r.exitCode !== 0) throw failed('PowerShell', 'read the owner of', what, r);
+  const lines = r.stdout
+    .toString('utf8')
+    .split(/\r?\n/)
+    .filter((l) => l.trim());
+  const owners = lines.map((l) => parseSddl(l).owner);
+  if (owners.length !== paths.length || owners.some((x) => x === undefined)) {
     throw new PowerPlanError(
       'os_error',
-      `PowerShell printed no owner for ${path}: ${r.stdout.toString('utf8').trim()}`,
+      `PowerShell did not print one owner for each of ${what}: ${r.stdout.toString('utf8').trim()}`,
     );
   }
-  return owner;
+  return owners as string[];
 };
 
 /** Exit code of a start refused for unsafe permissions (the same as a configuration error). */
@@ -227,9 +237,13 @@ export const guardStatePermissions = async (
   }
   const checks: [string, boolean, string][] = [[target.stateDir, true, 'state directory']];
   if (target.tokenFile && existsSync(target.tokenFile)) checks.push([target.tokenFile, false, 'token file']);
-  for (const [path, directory, what] of checks) {
+  const owners = await readOwners(
+    checks.map(([path]) => path),
+    o,
+  );
+  for (const [i, [path, directory, what]] of checks.entries()) {
     // The owner's SID and the DACL make one SDDL string (`O:<sid>D:...`), judged as a whole.
-    const { owner, writers } = unsafeAccess(`O:${await readOwner(path, o)}${await readDacl(path, o)}`);
+    const { owner, writers } = unsafeAccess(`O:${owners[i]}${await readDacl(path, o)}`);
     const badOwner = owner !== undefined;
     if (!badOwner && !writers.length) continue;
     const problems = [

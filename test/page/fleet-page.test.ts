@@ -60,6 +60,27 @@ describe('status page: fleet view', { skip }, () => {
     );
   });
 
+  it("marks an agent's own words (its plan name) as quoted text, and leaves ours unmarked", async () => {
+    const marks = await b.page.$$eval('#fleet-table tbody tr', (trs) =>
+      trs.map((tr) => ({
+        host: tr.getAttribute('data-host'),
+        marked: [...tr.querySelectorAll('td')].map((td) => td.classList.contains('agent-text')),
+        title: tr.querySelector('td.agent-text')?.getAttribute('title') ?? '',
+        quote: (() => {
+          const td = tr.querySelector('td.agent-text');
+          return td ? getComputedStyle(td, '::before').content : '';
+        })(),
+      })),
+    );
+    const agent1 = marks.find((m) => m.host === 'agent1')!;
+    // Status, plan name, kind, advice, burst penalty, drift, checks: only the name is the agent's.
+    assert.deepEqual(agent1.marked, [false, true, false, false, false, false, false]);
+    assert.match(agent1.title, /agent's own words/);
+    assert.equal(agent1.quote, '"\u201C"');
+    // A host that timed out has no words of its own: our message, unmarked.
+    assert.deepEqual(marks.find((m) => m.host === 'slow')!.marked, [false, false]);
+  });
+
   it('filters by tag', async () => {
     await b.page.selectOption('#fleet-tag', 'web');
     await b.page.waitForFunction(() => document.querySelectorAll('#fleet-table tbody tr').length === 2);
@@ -78,6 +99,16 @@ describe('status page: fleet view', { skip }, () => {
       ['agent2', 'would change', 'Balanced (balanced)', 'High performance (high-performance)'],
       ['agent4', 'would change', 'Balanced (balanced)', 'High performance (high-performance)'],
     ]);
+    // From and To are what each agent reported: marked as its words.
+    assert.deepEqual(
+      await b.page.$$eval('#fleet-preview-table tbody tr', (trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.classList.contains('agent-text'))),
+      ),
+      [
+        [false, true, true],
+        [false, true, true],
+      ],
+    );
     assert.deepEqual(await kinds(), ['balanced', 'balanced', 'balanced', 'balanced', 'balanced']);
     // Cancel first: still nothing changed.
     await b.page.click('#confirm-cancel');

@@ -16,7 +16,7 @@ import { type RunFn, runCommand } from '../../src/lib/run-command.ts';
 import {
   guardStatePermissions,
   readDacl,
-  readOwner,
+  readOwners,
   writersBeyondAdmins,
 } from '../../src/lib/windows-acl.ts';
 import { emulatorCommand } from '../support/commands.ts';
@@ -91,7 +91,7 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
       [stateDir, '/inheritance:r', '/grant:r', '*S-1-5-18:(OI)(CI)F', '*S-1-5-32-544:(OI)(CI)F'],
     ]);
     assert.equal(await readDacl(stateDir, options()), 'D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)');
-    assert.equal(await readOwner(stateDir, options()), 'BA');
+    assert.deepEqual(await readOwners([stateDir], options()), ['BA']);
   });
 
   it('refused: an existing state directory or token file that Users can write stops the start, naming the fix', async () => {
@@ -170,7 +170,7 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
     const fixes = await runFix(message);
     assert.deepEqual(fixes[0], [stateDir, '/setowner', '*S-1-5-32-544']);
     await guardStatePermissions({ stateDir }, options());
-    assert.equal(await readOwner(stateDir, options()), 'BA');
+    assert.deepEqual(await readOwners([stateDir], options()), ['BA']);
   });
 
   it('attack, token file owned by a user: refused like the directory', async () => {
@@ -220,10 +220,15 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
     });
   });
 
-  it('the owner is read through PowerShell with the path in the environment, never in the command text', async () => {
+  it('the owners are read by one PowerShell with the paths in the environment, never in the command text', async () => {
     const odd = join(dir, "it's $(whoami) [x]");
     mkdirSync(odd);
-    assert.equal(await readOwner(odd, options()), 'BA');
+    const file = join(dir, 'owned-by-a-user.json');
+    await writeFile(file, '{}');
+    assert.equal((await run(ICACLS, [file, '/setowner', `*${USER}`])).exitCode, 0);
+    const before = (await calls('powershell')).length;
+    assert.deepEqual(await readOwners([odd, file], options()), ['BA', USER]);
+    assert.equal((await calls('powershell')).length, before + 1, 'one PowerShell for both paths');
     const ps = (await calls('powershell')).at(-1)!;
     assert.ok(!ps.some((a) => a.includes(odd) || a.includes('whoami')), ps.join(' '));
     assert.deepEqual(ps.slice(0, 6), [
@@ -234,6 +239,18 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
       'None',
       '-Command',
     ]);
+  });
+
+  it('an owner missing from the answer of PowerShell is an error, never a pass', async () => {
+    const oneLine: RunFn = async () => ({
+      stdout: Buffer.from('O:BA\r\n'),
+      stderr: Buffer.alloc(0),
+      exitCode: 0,
+    });
+    await assert.rejects(
+      readOwners([dir, join(dir, 'bom')], { ...options(), run: oneLine }),
+      /PowerShell did not print one owner for each of /,
+    );
   });
 
   it('a /save file is read as UTF-16LE with or without a byte order mark, and with an empty name line', async () => {

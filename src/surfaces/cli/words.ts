@@ -1,6 +1,6 @@
 /**
- * The CLI's words for what the API and MCP texts name: an operation (`list_holds`) is the command
- * that runs it (`powerplan holds`), an input field (`dryRun: true`, `durationSeconds`, `` `since` ``)
+ * The CLI's words for what the API and MCP texts name: an operation (`list_holds`, with or without
+ * its REST route beside it) is the command that runs it (`powerplan holds`), an input field (`dryRun: true`, `durationSeconds`, `` `since` ``)
  * is its flag (`--dry-run`, `--duration-seconds`, `--since`) or its argument (`<plan>`). Operation
  * descriptions and error messages are written once, for every surface; the CLI passes what it
  * prints through `cliWords`, so help and errors speak of commands and flags.
@@ -63,6 +63,8 @@ export const cliWords = (text: string): string => {
       .replace(/\b\w+: [\w-]+ \(CLI: ([^)]*)\)/g, '$1')
       .replace(/\b(POWERPLAN_\w+) \(CLI: ([^)]*)\)/g, '$2 or $1')
       .replace(/\(CLI: ([^)]*)\)/g, '(e.g. $1)')
+      // The REST route beside an operation's name (`run_cpu_benchmark (POST /v1/benchmarks)`): the command says it.
+      .replace(/ \((?:GET|POST|PUT|PATCH|DELETE) \/[^\s)]*\)/g, '')
       .replace(opPattern, (name) => commands.get(name) ?? name)
       .replace(leadPattern, (_w, before: string, name: string) => `${before}${flag(name)}: `)
       .replace(assignPattern, (_w, name: string, value: string) => `${flag(name)} ${value}`)

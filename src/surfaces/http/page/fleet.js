@@ -2,7 +2,8 @@
 // The fleet view: every agent of the fleet file with its plan, kind, advice, burst penalty and
 // drift, filtered by tag; and the plan switch for the shown hosts, dry run first, confirmed in the
 // same dialog as the single-host switch. Shown only when this service has a fleet. Host answers are
-// text only (never HTML): an agent's words cannot become markup here.
+// text only (never HTML): an agent's words cannot become markup here, and every cell holding them
+// (a host's reportedByAgent) is marked as that agent's words, quoted, so none passes for ours.
 import { ApiError, api } from './api.js';
 import { confirmSwitch } from './confirm.js';
 import { byId, fig, h, replace, thead } from './dom.js';
@@ -49,6 +50,29 @@ const sourceNote = (s) =>
     ? `From Prometheus (${s.source.name}), as last scraped; evaluated at ${s.source.evaluatedAt ?? '?'}.`
     : `Asked each agent (${s.source.name}).`;
 
+/**
+ * Whether the text at `pointer` of a host's answer was written by its agent.
+ * @param {{ reportedByAgent: string[] }} x
+ * @param {string} pointer
+ */
+const byAgent = (x, pointer) => x.reportedByAgent.some((p) => pointer === p || pointer.startsWith(`${p}/`));
+
+/** What a cell of an agent's own words says about itself (its tooltip and accessible description). */
+const AGENT_WORDS = "In this agent's own words, as it reported them";
+
+/**
+ * A cell with `text`; when the agent wrote it (`pointers` in its reportedByAgent), marked as the
+ * agent's words: quoted by the style sheet, titled, with `extra` attributes kept.
+ * @param {{ reportedByAgent: string[] }} x
+ * @param {string[]} pointers
+ * @param {string} text
+ * @param {Record<string, string>} [extra]
+ */
+const cell = (x, pointers, text, extra = {}) =>
+  pointers.some((p) => byAgent(x, p))
+    ? h('td', { ...extra, class: `${extra.class ?? ''} agent-text`.trim(), title: AGENT_WORDS }, text)
+    : h('td', extra, text);
+
 /** @param {FleetStatus} s */
 const statusTable = (s) => [
   h('p', { id: 'fleet-source', class: 'muted' }, sourceNote(s)),
@@ -76,7 +100,7 @@ const statusTable = (s) => [
             x.status === 'ok'
               ? [
                   h('td', {}, 'ok'),
-                  h('td', {}, x.plan?.name ?? 'none'),
+                  x.plan ? cell(x, ['/plan/name'], x.plan.name) : h('td', {}, 'none'),
                   h('td', {}, x.plan?.kind ?? '–'),
                   h('td', { class: x.recommendation?.changeRecommended ? 'change' : '' }, advice(x)),
                   h('td', {}, percent(x.burstPenaltyPercent)),
@@ -85,7 +109,14 @@ const statusTable = (s) => [
                 ]
               : [
                   h('td', {}, x.status),
-                  h('td', { colspan: '6' }, `${x.error?.title ?? ''}: ${x.error?.detail ?? ''}`),
+                  cell(
+                    x,
+                    ['/error/title', '/error/detail'],
+                    `${x.error?.title ?? ''}: ${x.error?.detail ?? ''}`,
+                    {
+                      colspan: '6',
+                    },
+                  ),
                 ],
           ),
         ),
@@ -115,7 +146,12 @@ const outcomeTable = (r, id) =>
             { 'data-host': x.name },
             h('th', { scope: 'row' }, x.name),
             x.error
-              ? [h('td', {}, x.status), h('td', { colspan: '2' }, `${x.error.title}: ${x.error.detail}`)]
+              ? [
+                  h('td', {}, x.status),
+                  cell(x, ['/error/title', '/error/detail'], `${x.error.title}: ${x.error.detail}`, {
+                    colspan: '2',
+                  }),
+                ]
               : [
                   h(
                     'td',
@@ -128,8 +164,8 @@ const outcomeTable = (r, id) =>
                         ? 'changed'
                         : 'unchanged',
                   ),
-                  h('td', {}, x.before ? `${x.before.name} (${x.before.kind})` : '–'),
-                  h('td', {}, x.after ? `${x.after.name} (${x.after.kind})` : '–'),
+                  cell(x, ['/before'], x.before ? `${x.before.name} (${x.before.kind})` : '–'),
+                  cell(x, ['/after'], x.after ? `${x.after.name} (${x.after.kind})` : '–'),
                 ],
           ),
         ),
