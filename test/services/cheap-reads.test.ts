@@ -20,20 +20,8 @@ import { runOperation } from '../../src/operations/run.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { call, contextOf } from '../support/call.ts';
+import { counted } from '../support/counted.ts';
 import { depsPerBlock } from '../support/fixture.ts';
-
-/** Counts the calls of `obj[name]`, an own property (zod v4 schemas have `parse` per instance). */
-const counted = <T extends object, K extends keyof T>(obj: T, name: K) => {
-  const original = obj[name] as (...args: unknown[]) => unknown;
-  const count = { calls: 0, restore: () => Object.assign(obj, { [name]: original }) };
-  Object.assign(obj, {
-    [name]: (...args: unknown[]) => {
-      count.calls++;
-      return original.apply(obj, args);
-    },
-  });
-  return count;
-};
 
 describe('cheap reads of the plan in force', () => {
   const t = depsPerBlock();

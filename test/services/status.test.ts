@@ -12,20 +12,8 @@ import { localCaller } from '../../src/domain/scopes.ts';
 import { createApp } from '../../src/surfaces/http/app.ts';
 import { createMcpServer, STATUS_URI } from '../../src/surfaces/mcp/server.ts';
 import { call } from '../support/call.ts';
+import { counted } from '../support/counted.ts';
 import { depsPerBlock } from '../support/fixture.ts';
-
-/** Counts the calls of `obj[name]` (the read model holds the same object). */
-const counted = <T extends object, K extends keyof T>(obj: T, name: K) => {
-  const original = obj[name] as (...args: unknown[]) => unknown;
-  const count = { calls: 0, restore: () => Object.assign(obj, { [name]: original }) };
-  Object.assign(obj, {
-    [name]: (...args: unknown[]) => {
-      count.calls++;
-      return original.apply(obj, args);
-    },
-  });
-  return count;
-};
 
 const readStatus = async (t: ReturnType<typeof depsPerBlock>) => {
   const server = createMcpServer(t.deps, localCaller);
