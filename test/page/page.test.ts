@@ -11,7 +11,7 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
+import { defaultSimulatedState } from '../../src/platform/simulated/simulated-state.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
 import { runCli, type ServerProcess, startServer } from '../support/processes.ts';

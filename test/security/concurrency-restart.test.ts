@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { Store } from '../../src/lib/store.ts';
-import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
+import { defaultSimulatedState } from '../../src/platform/simulated/simulated-state.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { startHttpServer } from '../../src/surfaces/http/server.ts';
 import { repoRoot } from '../support/deps.ts';

@@ -13,7 +13,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Effective } from '../../src/domain/idle.ts';
 import { localCaller } from '../../src/domain/scopes.ts';
 import type { PowerBackend } from '../../src/platform/backend.ts';
-import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
+import { defaultSimulatedState } from '../../src/platform/simulated/simulated-state.ts';
 import { SCHEME, SETTING } from '../../src/platform/windows/well-known.ts';
 import { createMcpServer } from '../../src/surfaces/mcp/server.ts';
 import { S } from '../emulators/win-emu-state.mjs';

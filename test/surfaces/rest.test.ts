@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ActivePlan, PlanList, SetPlanResult, SystemInfo } from '../../src/domain/schemas.ts';
-import { defaultSimulatedState } from '../../src/platform/simulated/simulated-backend.ts';
+import { defaultSimulatedState } from '../../src/platform/simulated/simulated-state.ts';
 import { SCHEME } from '../../src/platform/windows/well-known.ts';
 import { depsPerBlock } from '../support/fixture.ts';
 import { appOver } from '../support/server.ts';
