@@ -35,3 +35,19 @@ export const jsonText = (v: unknown): string => {
   }
   return text;
 };
+
+/**
+ * `derive`, made once per object and deeply frozen: for what is derived from a frozen value alone
+ * (it cannot change while the value is the same object).
+ */
+export const onceEach = <K extends object, V>(derive: (k: K) => V): ((k: K) => V) => {
+  const made = new WeakMap<K, V>();
+  return (k) => {
+    let v = made.get(k);
+    if (v === undefined) {
+      v = freezeDeep(derive(k));
+      made.set(k, v);
+    }
+    return v;
+  };
+};

@@ -4,7 +4,7 @@
  * get_active_power_plan warns about while one is kept aside, and the health /healthz reports.
  */
 import { dirname, resolve } from 'node:path';
-import { freezeDeep } from '../lib/frozen.ts';
+import { onceEach } from '../lib/frozen.ts';
 import { type DamagedFile, damagedBeside } from '../lib/keep-aside.ts';
 import type { Store } from '../lib/store.ts';
 import { JOURNAL } from './restore-journal.ts';
@@ -23,21 +23,20 @@ export interface StateHealth {
 }
 
 /** Each listing marked once (listings are frozen and the same array while unchanged, keep-aside.ts). */
-const markedOf = new WeakMap<readonly DamagedFile[], readonly DamagedState[]>();
-const marked = (files: readonly DamagedFile[]): readonly DamagedState[] => {
-  let out = markedOf.get(files);
-  if (!out) {
-    out = freezeDeep(files.map((d) => ({ ...d, journal: JOURNAL_FILES.has(d.file) })));
-    markedOf.set(files, out);
-  }
-  return out;
-};
+const marked = onceEach((files: readonly DamagedFile[]): readonly DamagedState[] =>
+  files.map((d) => ({ ...d, journal: JOURNAL_FILES.has(d.file) })),
+);
 
 /** The kept copies of damaged files in the state directory, journals marked (deeply frozen). */
 export const damagedState = (store: Store): readonly DamagedState[] => marked(store.damaged());
 
 /** The health of one set of damaged files, made once per set. */
-const healthOf = new WeakMap<readonly DamagedState[], StateHealth>();
+const healthOf = onceEach(
+  (damaged: readonly DamagedState[]): StateHealth => ({
+    status: damaged.length ? 'degraded' : 'ok',
+    damaged,
+  }),
+);
 
 /**
  * Degraded while a kept copy of a damaged state file, or of the token file when it lives in
@@ -47,13 +46,7 @@ export const stateHealth = (store: Store, tokenFile: string | undefined): StateH
   const own = damagedState(store);
   const beside =
     tokenFile && resolve(dirname(tokenFile)) !== resolve(store.dir) ? marked(damagedBeside(tokenFile)) : [];
-  const damaged = beside.length ? [...own, ...beside] : own;
-  let health = healthOf.get(damaged);
-  if (!health) {
-    health = freezeDeep({ status: damaged.length ? 'degraded' : 'ok', damaged });
-    healthOf.set(damaged, health);
-  }
-  return health;
+  return healthOf(beside.length ? [...own, ...beside] : own);
 };
 
 /** What get_active_power_plan and the page say while a damaged restore journal is kept aside. */

@@ -8,7 +8,7 @@
 import { PowerPlanError } from '../../domain/errors.ts';
 import type { Effective, Mismatch } from '../../domain/idle.ts';
 import type { ActivePlan, Capabilities } from '../../domain/schemas.ts';
-import { freezeDeep } from '../../lib/frozen.ts';
+import { freezeDeep, onceEach } from '../../lib/frozen.ts';
 import type { Store } from '../../lib/store.ts';
 import type { BackendFacts, CreatableKind, PowerBackend } from '../backend.ts';
 import { CREATED_SCHEME, planTemplates, powercfgAliases, SCHEME } from '../windows/well-known.ts';
@@ -30,11 +30,11 @@ export interface SimulatedBackendOptions {
 
 export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): PowerBackend => {
   // The state file is the truth, looked at on every call (Store.readShared: one lstat while it is
-  // unchanged); what is derived from one state is derived once (`answers`).
+  // unchanged); what is derived from one state is derived once (`answerOf`).
   const initial = freezeDeep(defaultSimulatedState());
   const load = async (): Promise<SimState> =>
     (await store.readShared('simulated-backend.json', SimState)) ?? initial;
-  const answers = new WeakMap<SimState, ActivePlan>();
+  const answerOf = onceEach(activeOf);
   const save = (state: SimState) => store.write('simulated-backend.json', state);
 
   const capabilities = async (): Promise<Capabilities> => ({
@@ -53,12 +53,7 @@ export const createSimulatedBackend = ({ store }: SimulatedBackendOptions): Powe
     },
     async getActive(): Promise<ActivePlan> {
       const state = await load();
-      let answer = answers.get(state);
-      if (!answer) {
-        answer = freezeDeep(activeOf(state));
-        answers.set(state, answer);
-      }
-      return answer;
+      return answerOf(state);
     },
     async checkEffective(planId): Promise<Effective> {
       const state = await load();
