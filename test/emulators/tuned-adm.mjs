@@ -4,7 +4,7 @@
 // TUNED_ADM_EMU_LOG (default: <state file>.argv.jsonl).
 // State: { daemon: "running" | "stopped", authorized: true, active: "name" | null,
 //          profiles: [{ name, description }], recommend: "name",
-//          log: "<path of tuned.log>",
+//          log: "<path of tuned.log>", activeFile: "<path of tuned's active_profile>",
 //          ignoredOptions: { "<profile>": [["option", "Plugin"], ...] }   options tuned warns about and ignores
 //          notSticking: [{ name, got, expected, device? }] }             what `verify` finds changed back
 // The log lines are tuned's own formats (tuned/consts.py and plugins/base.py of tuned 2.x); the
@@ -106,6 +106,8 @@ const commands = {
       return 1;
     }
     writeFileSync(statePath, JSON.stringify({ ...state, active: names.join(' ') }, null, 2));
+    // As the daemon does on a switch (tuned/daemon/daemon.py _save_active_profile).
+    if (state.activeFile) writeFileSync(state.activeFile, `${names.join(' ')}\n`);
     log(
       'INFO',
       'tuned.profiles.loader',

@@ -1,11 +1,11 @@
 /**
- * How the Linux backend calls its external tools (tuned-adm, powerprofilesctl, systemd-detect-virt):
- * through run-command only, found on PATH (which tests override to put emulators first), with
- * "not installed" as an answer rather than an error.
+ * How the Linux backend calls its external tools (tuned-adm, powerprofilesctl to change a profile
+ * and verify it; systemd-detect-virt once): through run-command only, found on PATH (which tests
+ * override to put emulators first), with "not installed" as an answer rather than an error. Reads
+ * start no program (tuned-state.ts, ppd-bus.ts).
  */
 import { errorMessage, PowerPlanError } from '../../domain/errors.ts';
 import { CommandError, type RunFn } from '../../lib/run-command.ts';
-import type { ReadCache } from '../read-cache.ts';
 
 export interface CommandOutput {
   exitCode: number;
@@ -24,8 +24,6 @@ export interface Runner {
   files: Commands;
   /** Extra environment for the children, e.g. `{ PATH }` when the search path is overridden. */
   env: Record<string, string> | undefined;
-  /** Shares and briefly keeps the answers of read-only calls (`read`); cleared by every change. */
-  cache: ReadCache;
 }
 
 /** Runs a tool; null when it is not installed. A timeout is an error: the daemon hangs. */
@@ -54,13 +52,6 @@ export const exec = async (
     );
   }
 };
-
-/**
- * A read-only call (`tuned-adm active`, `powerprofilesctl list`, ...): concurrent callers share one
- * run and its answer is reused for the cache's short lifetime. Reads after a change use `exec`.
- */
-export const read = (runner: Runner, file: string, args: readonly string[]): Promise<CommandOutput | null> =>
-  runner.cache.get(JSON.stringify([file, ...args]), () => exec(runner, file, args));
 
 /** The first line of what a failed command said, for messages. */
 export const said = (out: CommandOutput): string =>

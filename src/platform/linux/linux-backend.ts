@@ -2,25 +2,26 @@
  * The Linux PowerBackend: finds who owns the CPU power policy (tuned, then power-profiles-daemon or
  * a compatible daemon, then plain cpufreq sysfs, or nobody: hypervisor / firmware), answers with
  * that owner's plans and changes them through it. Processor settings always come from sysfs, which
- * is what is in force whoever wrote it. Every call looks afresh (owners start and stop), except that
- * the daemons' tools are asked through a short shared cache: concurrent requests share one
- * `tuned-adm` / `powerprofilesctl` run, and a change clears it (like the Windows backend's reads).
+ * is what is in force whoever wrote it. Every call looks afresh (owners start and stop) without
+ * starting a program: tuned from its files (tuned-state.ts), power-profiles-daemon from its D-Bus
+ * properties, kept until it signals a change (ppd-bus.ts); systemd-detect-virt runs once per process.
  */
 import { PowerPlanError } from '../../domain/errors.ts';
 import { type Note, noteFields } from '../../domain/notes.ts';
 import type { ActivePlan, Capabilities } from '../../domain/schemas.ts';
 import { type RunFn, runCommand } from '../../lib/run-command.ts';
 import type { BackendFacts, PowerBackend } from '../backend.ts';
-import { ReadCache } from '../read-cache.ts';
 import type { Commands, Runner } from './commands.ts';
 import { linuxControl, readIdleStates } from './cpuidle.ts';
 import { mergeEffective, sysfsEffective, tunedVerify } from './effective.ts';
 import type { OwnerView } from './owner-view.ts';
 import { probePpd } from './ppd.ts';
+import { defaultPpdPaths, PpdBus, type PpdPaths } from './ppd-bus.ts';
 import { processorSettings } from './settings.ts';
 import { defaultSysfsIo, readSysfs, type SysfsIo, type SysfsState } from './sysfs.ts';
 import { noControlsView, sysfsView } from './sysfs-owner.ts';
-import { probeTuned } from './tuned.ts';
+import { probeTuned, type TunedSource } from './tuned.ts';
+import { defaultTunedPaths, type TunedPaths, TunedProfiles } from './tuned-state.ts';
 import { detectPowerSource, detectVirtualization, systemdDetectVirt, type VirtFacts } from './virt.ts';
 
 export interface LinuxBackendOptions {
@@ -39,12 +40,10 @@ export interface LinuxBackendOptions {
   uid?: number;
   /** Files whose presence means "in a container". Default /.dockerenv (docker), /run/.containerenv (podman). */
   containerMarkers?: { path: string; kind: string }[];
-  /**
-   * How long an answer of tuned-adm / powerprofilesctl is reused (default 1500 ms; an older one is
-   * answered while one call refreshes it, up to 30 s). 0: concurrent callers still share one run,
-   * but nothing is kept once it has finished.
-   */
-  cacheTtlMs?: number;
+  /** tuned's files (its /etc/tuned, profile directories, pid file); fixture trees in tests. */
+  tuned?: Partial<TunedPaths>;
+  /** power-profiles-daemon's system bus socket and installed-marker files. */
+  ppd?: Partial<PpdPaths>;
   /** The PM QoS device read for the latency limit; default /dev/cpu_dma_latency with the real /sys, else none. */
   dmaLatencyPath?: string | null;
   /** tuned's log, read for the details of `tuned-adm verify`; default /var/log/tuned/tuned.log. */
@@ -66,7 +65,6 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
   const procfsRoot = options.procfsRoot ?? '/proc';
   const io = options.io ?? defaultSysfsIo;
   const uid = options.uid ?? process.getuid?.();
-  const ttl = options.cacheTtlMs ?? 1_500;
   const dmaLatencyPath =
     options.dmaLatencyPath !== undefined
       ? options.dmaLatencyPath
@@ -74,7 +72,6 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
         ? '/dev/cpu_dma_latency'
         : null;
   const runner: Runner = {
-    cache: new ReadCache(ttl, Date.now, ttl === 0 ? 0 : 30_000),
     run: options.run ?? runCommand,
     env: options.path !== undefined ? { PATH: options.path } : undefined,
     files: {
@@ -84,6 +81,10 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
       ...options.commands,
     },
   };
+
+  const tunedPaths = { ...defaultTunedPaths(procfsRoot), ...options.tuned };
+  const tuned: TunedSource = { paths: tunedPaths, profiles: new TunedProfiles(tunedPaths.profileDirs) };
+  const ppd = new PpdBus({ ...defaultPpdPaths, ...options.ppd }, process.getuid?.() ?? 0);
 
   // Virtualization does not change while the service runs; look once.
   let virtFacts: Promise<VirtFacts> | undefined;
@@ -104,8 +105,8 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
     const [state, v] = await Promise.all([readSysfs(sysfsRoot), virt()]);
     const notes: Note[] = [];
     let view: OwnerView | undefined;
-    for (const probe of [probeTuned, probePpd]) {
-      const found = await probe(runner);
+    for (const probe of [() => probeTuned(runner, tuned), () => probePpd(runner, ppd)]) {
+      const found = await probe();
       if (found && 'view' in found) {
         view = found.view;
         break;
@@ -177,11 +178,11 @@ export const createLinuxBackend = (options: LinuxBackendOptions = {}): PowerBack
         await view.set(planId);
       } finally {
         // Even a failed switch may have changed something: the next read asks the daemon again.
-        runner.cache.clear();
+        ppd.forget();
       }
     },
     async checkEffective(planId) {
-      runner.cache.clear();
+      ppd.forget();
       const { state, view } = await inspect();
       const kind = view.plans.find((p) => p.id === planId)?.kind;
       const parts = [sysfsEffective(view.owner, planId, state, kind)];

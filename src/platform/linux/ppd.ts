@@ -1,15 +1,17 @@
 /**
  * power-profiles-daemon (or a daemon speaking its D-Bus API, e.g. tuned-ppd) as the owner: it owns
- * the system when `powerprofilesctl list` answers. Plans are its profiles (performance is absent
- * with the placeholder driver); a change goes through `powerprofilesctl set <name>`, authorised by
- * polkit (`...PowerProfiles.switch-profile`).
+ * the system when its bus name has an owner that answers with profiles (ppd-bus.ts: read from its
+ * D-Bus properties, no program started). Plans are its profiles (performance is absent with the
+ * placeholder driver); a change goes through `powerprofilesctl set <name>`, authorised by polkit
+ * (`...PowerProfiles.switch-profile`).
  */
 import { PowerPlanError } from '../../domain/errors.ts';
 import type { Note } from '../../domain/notes.ts';
-import { exec, type Runner, read, said } from './commands.ts';
+import { exec, type Runner, said } from './commands.ts';
 import { ppdKind } from './kinds.ts';
 import { type Candidate, notSettable, type Probe, planList } from './owner-view.ts';
-import { type PpdProfile, parsePpdGet, parsePpdList, polkitActionOf } from './parsers.ts';
+import { type PpdProfile, parsePpdGet, polkitActionOf } from './parsers.ts';
+import type { PpdBus } from './ppd-bus.ts';
 
 /** The action name since 0.20 (D-Bus name org.freedesktop.UPower.PowerProfiles); older: net.hadess.PowerProfiles. */
 export const PPD_POLKIT_ACTION = 'org.freedesktop.UPower.PowerProfiles.switch-profile';
@@ -23,16 +25,17 @@ const describe = (p: PpdProfile): string | undefined => {
   return parts.length ? parts.join(', ') : undefined;
 };
 
-/** null: powerprofilesctl is not installed; a note: installed but the daemon does not answer. */
-export const probePpd = async (runner: Runner): Promise<Probe> => {
-  const out = await read(runner, runner.files.powerprofilesctl, ['list']);
-  if (!out) return null;
-  const profiles = out.exitCode === 0 ? parsePpdList(out.stdout) : [];
+/** null: power-profiles-daemon is not installed; a note: installed but the daemon does not answer. */
+export const probePpd = async (runner: Runner, bus: PpdBus): Promise<Probe> => {
+  const answer = await bus.read();
+  if (!answer.running && !(await bus.installed())) return null;
+  const profiles = answer.running ? answer.profiles : [];
   if (profiles.length === 0) {
+    const why = answer.running ? `${answer.name} lists no profiles` : answer.reason;
     return {
       note: {
         code: 'owner-inactive',
-        text: `powerprofilesctl is installed but power-profiles-daemon does not answer (${said(out)}); it is not the owner here.`,
+        text: `powerprofilesctl is installed but power-profiles-daemon does not answer (${why}); it is not the owner here.`,
       },
     };
   }
@@ -40,7 +43,7 @@ export const probePpd = async (runner: Runner): Promise<Probe> => {
     const description = describe(p);
     return { id: p.name, name: p.name, ...ppdKind(p.name), ...(description ? { description } : {}) };
   });
-  const active = profiles.find((p) => p.active)?.name ?? null;
+  const active = answer.running ? answer.active : null;
   const notes: Note[] = profiles
     .filter((p) => p.degraded?.degraded)
     .map((p) => ({
@@ -62,6 +65,7 @@ export const probePpd = async (runner: Runner): Promise<Probe> => {
       notes,
       async set(planId) {
         if (!candidates.some((c) => c.id === planId)) throw notSettable(planId, candidates);
+        bus.forget();
         const res = await exec(runner, runner.files.powerprofilesctl, ['set', planId]);
         if (!res)
           throw new PowerPlanError('os_error', 'powerprofilesctl disappeared while switching the profile.');

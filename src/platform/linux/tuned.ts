@@ -1,20 +1,17 @@
 /**
- * tuned as the owner: it owns the system when `tuned-adm active` names a profile (the daemon runs
- * and applies it). Plans are its profiles; a change goes through `tuned-adm profile <name>`, whose
- * D-Bus call is authorised by polkit (com.redhat.tuned.switch_profile) or root.
+ * tuned as the owner: it owns the system when its daemon runs and a profile is active, which is what
+ * `tuned-adm active` reports, learnt here from tuned's own files (tuned-state.ts) without starting
+ * a program. Plans are its profiles; a change goes through `tuned-adm profile <name>`, whose D-Bus
+ * call is authorised by polkit (com.redhat.tuned.switch_profile) or root, and is read back from
+ * the files.
  */
 import { PowerPlanError } from '../../domain/errors.ts';
-import { exec, type Runner, read, said } from './commands.ts';
+import { exec, type Runner, said } from './commands.ts';
 import { tunedKind } from './kinds.ts';
 import { type Candidate, notSettable, type Probe, planList } from './owner-view.ts';
-import { parseTunedActive, parseTunedList } from './parsers.ts';
+import { readTunedState, type TunedPaths, type TunedProfiles } from './tuned-state.ts';
 
 export const TUNED_POLKIT_ACTION = 'com.redhat.tuned.switch_profile';
-
-const activeProfile = async (runner: Runner): Promise<string | null> => {
-  const out = await exec(runner, runner.files.tunedAdm, ['active']);
-  return out && out.exitCode === 0 ? parseTunedActive(out.stdout) : null;
-};
 
 const candidate = (name: string, description: string | null): Candidate => ({
   id: name,
@@ -23,24 +20,28 @@ const candidate = (name: string, description: string | null): Candidate => ({
   ...(description ? { description } : {}),
 });
 
-/** null: tuned-adm is not installed; a note: installed but not applying any profile. */
-export const probeTuned = async (runner: Runner): Promise<Probe> => {
-  const out = await read(runner, runner.files.tunedAdm, ['active']);
-  if (!out) return null;
-  const active = out.exitCode === 0 ? parseTunedActive(out.stdout) : null;
+export interface TunedSource {
+  paths: TunedPaths;
+  profiles: TunedProfiles;
+}
+
+/** null: tuned is not installed; a note: installed but not applying any profile. */
+export const probeTuned = async (runner: Runner, source: TunedSource): Promise<Probe> => {
+  const state = await readTunedState(source.paths);
+  if (!state.installed && !state.running) return null;
+  const active = state.running ? state.active : null;
   if (!active) {
+    const why = state.running
+      ? 'no current active profile'
+      : `its daemon is not running (no live ${source.paths.pidFile})`;
     return {
       note: {
         code: 'owner-inactive',
-        text: `tuned-adm is installed but TuneD applies no profile (${said(out)}); it is not the owner here.`,
+        text: `tuned-adm is installed but TuneD applies no profile (${why}); it is not the owner here.`,
       },
     };
   }
-  const list = await read(runner, runner.files.tunedAdm, ['list']);
-  if (list?.exitCode !== 0) {
-    throw new PowerPlanError('os_error', `tuned-adm list failed: ${list ? said(list) : 'not found'}`);
-  }
-  const candidates = parseTunedList(list.stdout).profiles.map((p) => candidate(p.name, p.description));
+  const candidates = (await source.profiles.list()).map((p) => candidate(p.name, p.description));
   // tuned can merge profiles ("a b"); that state is shown as its own plan, settable as such.
   const merged = active.split(/\s+/);
   const unlisted: Candidate = { ...candidate(active, 'profiles merged by tuned'), builtin: false };
@@ -69,7 +70,8 @@ export const probeTuned = async (runner: Runner): Promise<Probe> => {
           }
           throw new PowerPlanError('os_error', `tuned-adm profile ${planId} failed: ${said(res)}`);
         }
-        const now = await activeProfile(runner);
+        const after = await readTunedState(source.paths);
+        const now = after.running ? after.active : null;
         if (now !== planId) {
           throw new PowerPlanError(
             'os_error',

@@ -95,15 +95,17 @@ describe('linux backend with tuned', () => {
       assert.equal(active.canSet, true);
     }));
 
-  it('sets through `tuned-adm profile`, reads back with `tuned-adm active`, and an idempotent set calls nothing', () =>
+  it('sets through `tuned-adm profile`, reads back from its files, and an idempotent set calls nothing', () =>
     using({ tuned: tuned() }, async (b) => {
       const result = await setPlan(b.backend, 'latency-performance', false);
       assert.equal(result.changed, true);
       assert.equal((await b.backend.getActive()).plan?.id, 'latency-performance');
       const calls = await b.calls('tuned-adm');
       assert.ok(calls.some((a) => a.join(' ') === 'profile latency-performance'));
-      const i = calls.findIndex((a) => a[0] === 'profile');
-      assert.deepEqual(calls[i + 1], ['active'], 'read back right after the switch');
+      assert.ok(
+        !calls.some((a) => a[0] === 'active' || a[0] === 'list'),
+        `no tuned-adm read: ${JSON.stringify(calls)}`,
+      );
 
       const before = (await b.calls('tuned-adm')).length;
       const again = await setPlan(b.backend, 'latency-performance', false);

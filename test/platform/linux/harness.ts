@@ -1,7 +1,10 @@
 /**
  * Builds Linux backends for tests: sysfs trees (fixture copies or trees written here) in temp
- * dirs, the tuned-adm / powerprofilesctl emulators on a private PATH, and sysfs writes that can
- * be made to refuse (tests may run as root, where file modes refuse nothing).
+ * dirs; tuned's files (its /etc/tuned, profile directories, pid file and the /proc entry of a
+ * "running" daemon) in the same tree; a private D-Bus with a power-profiles-daemon stand-in
+ * (test/support/fake-ppd.ts); the tuned-adm / powerprofilesctl emulators on a private PATH for
+ * changes; and sysfs writes that can be made to refuse (tests may run as root, where file modes
+ * refuse nothing).
  */
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { runCommand } from '../../../src/lib/run-command.ts';
 import { createLinuxBackend, type LinuxBackendOptions } from '../../../src/platform/linux/linux-backend.ts';
 import { defaultSysfsIo, type SysfsIo } from '../../../src/platform/linux/sysfs.ts';
+import { type FakePpd, startBus, startFakePpd } from '../../support/fake-ppd.ts';
 
 const here = import.meta.dirname;
 export const fixtures = resolve(here, '../../fixtures');
@@ -84,9 +88,10 @@ export interface Setup {
   /** Contents of <procfs>/cpuinfo. */
   cpuinfo?: string;
   uid?: number;
-  /** The backend's read cache lifetime (its default when absent). */
-  cacheTtlMs?: number;
 }
+
+/** The pid written to the fixture's tuned pid file, with a /proc entry when the daemon "runs". */
+export const TUNED_PID = 4242;
 
 /** One emulator run as logged through EMU_TIMING_LOG. */
 export interface ToolRun {
@@ -122,6 +127,8 @@ export interface Built {
   calls: (tool: 'tuned-adm' | 'powerprofilesctl') => Promise<string[][]>;
   /** Every emulator run with its start and end time. */
   runs: () => Promise<ToolRun[]>;
+  /** The power-profiles-daemon stand-in, when `ppd` was given with a running daemon. */
+  ppd: FakePpd | undefined;
   cleanup: () => Promise<void>;
   options: LinuxBackendOptions;
 }
@@ -156,8 +163,36 @@ export const build = async (setup: Setup = {}): Promise<Built> => {
     env[variable] = statePath;
   };
   const tunedLog = join(dir, 'tuned.log');
-  if (setup.tuned) await emulator('tuned-adm', { ...setup.tuned, log: tunedLog }, 'TUNED_ADM_EMU_STATE');
-  if (setup.ppd) await emulator('powerprofilesctl', setup.ppd, 'PPD_EMU_STATE');
+  const etcTuned = join(dir, 'etc', 'tuned');
+  const ppdService = join(dir, 'share', 'net.hadess.PowerProfiles.service');
+  if (setup.tuned) {
+    const activeFile = join(etcTuned, 'active_profile');
+    await emulator('tuned-adm', { ...setup.tuned, log: tunedLog, activeFile }, 'TUNED_ADM_EMU_STATE');
+    const running = setup.tuned.daemon !== 'stopped';
+    await writeTree(dir, {
+      'etc/tuned/tuned-main.conf': 'daemon = 1',
+      'etc/tuned/active_profile': setup.tuned.active ?? '',
+      'etc/tuned/profile_mode': 'manual',
+      'run/tuned/tuned.pid': String(TUNED_PID),
+      ...(running ? { [`proc/${TUNED_PID}/cmdline`]: '/usr/bin/python3\0-Es\0/usr/sbin/tuned\0-l\0-P' } : {}),
+      ...Object.fromEntries(
+        setup.tuned.profiles.map((p) => [
+          `usr/lib/tuned/${p.name}/tuned.conf`,
+          `[main]\n${p.description ? `summary=${p.description}\n` : ''}`,
+        ]),
+      ),
+    });
+  }
+  let ppd: FakePpd | undefined;
+  let stopBus: (() => Promise<void>) | undefined;
+  const busSocket = join(dir, 'bus');
+  if (setup.ppd) {
+    await emulator('powerprofilesctl', setup.ppd, 'PPD_EMU_STATE');
+    await writeTree(dir, { 'share/net.hadess.PowerProfiles.service': '[D-BUS Service]' });
+    const bus = await startBus(dir);
+    stopBus = bus.stop;
+    if (setup.ppd.daemon !== 'stopped') ppd = await startFakePpd(bus.socket, env.PPD_EMU_STATE!);
+  }
 
   const options: LinuxBackendOptions = {
     sysfsRoot,
@@ -165,16 +200,23 @@ export const build = async (setup: Setup = {}): Promise<Built> => {
     path: bin,
     containerMarkers: [],
     tunedLog,
+    tuned: {
+      etcDir: etcTuned,
+      profileDirs: [join(dir, 'usr', 'lib', 'tuned'), etcTuned],
+      pidFile: join(dir, 'run', 'tuned', 'tuned.pid'),
+      procfsRoot: join(dir, 'proc'),
+    },
+    ppd: { busSocket, installed: [ppdService] },
     run: (file, args, opts = {}) => runCommand(file, args, { ...opts, env: { ...opts.env, ...env } }),
     ...(setup.io ? { io: setup.io } : {}),
     ...(setup.uid !== undefined ? { uid: setup.uid } : {}),
-    ...(setup.cacheTtlMs !== undefined ? { cacheTtlMs: setup.cacheTtlMs } : {}),
   };
   return {
     backend: createLinuxBackend(options),
     dir,
     sysfsRoot,
     options,
+    ppd,
     calls: async (tool) => {
       const log = await readFile(join(dir, `${tool}.json.argv.jsonl`), 'utf8').catch(() => '');
       return log
@@ -187,7 +229,11 @@ export const build = async (setup: Setup = {}): Promise<Built> => {
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l) as ToolRun),
-    cleanup: () => rm(dir, { recursive: true, force: true }),
+    cleanup: async () => {
+      ppd?.stop();
+      await stopBus?.();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 };
 
