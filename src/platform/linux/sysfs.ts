@@ -4,7 +4,8 @@
  * null, never as an error: most VMs have no cpufreq at all and many drivers lack EPP or boost.
  */
 import { constants } from 'node:fs';
-import { access, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { access, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** The cpufreq view of one CPU; frequencies in kHz as the kernel reports them. */
@@ -54,10 +55,16 @@ export const defaultSysfsIo: SysfsIo = {
     ),
 };
 
-/** A sysfs attribute without its trailing newline (EPP choices end with a space too); null when absent. */
+/**
+ * A sysfs attribute without its trailing newline (EPP choices end with a space too); null when absent.
+ * Read synchronously: a sysfs or procfs attribute is generated in memory by the kernel and never
+ * waits for a disk, and the four thread-pool round trips of an asynchronous read (open, fstat,
+ * read, close) cost about five times the CPU, which at ~35 attributes per read was most of a
+ * scrape's cost (docs/PERFORMANCE.md).
+ */
 export const readAttr = async (path: string): Promise<string | null> => {
   try {
-    return (await readFile(path, 'utf8')).trim();
+    return readFileSync(path, 'utf8').trim();
   } catch {
     return null;
   }

@@ -7,7 +7,8 @@
  * from [main] summary=). The small files are read at every call (a change by any tool is seen at
  * the next read); the profile list is kept while the load directories' mtimes stay the same.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TunedProfile } from './parsers.ts';
 
@@ -37,11 +38,14 @@ export interface TunedAnswer {
   mode: 'auto' | 'manual' | null;
 }
 
-const text = (path: string): Promise<string | null> =>
-  readFile(path, 'utf8').then(
-    (t) => t,
-    () => null,
-  );
+/** A small file of tuned's (a name, a pid), read synchronously like sysfs.ts readAttr: cheaper than a thread-pool round trip. */
+const text = async (path: string): Promise<string | null> => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+};
 
 const exists = (path: string): Promise<boolean> =>
   stat(path).then(

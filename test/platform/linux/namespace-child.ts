@@ -6,9 +6,10 @@
  * `powerplan serve` on the Linux backend. Never run with the machine's tuned profiles: they change
  * sysctls and block-device settings.
  *
- * Protocol: argv[2] is `tuned` or `power-profiles-daemon`, argv[3] a scratch dir outside the
- * namespace's tmpfs mounts. It prints one JSON line `{"ready":true,"url":...}` (or
- * `{"error":...}`), then answers JSON lines on stdin: `{"id":1,"run":["tuned-adm","active"]}` ->
+ * Protocol: argv[2] is `tuned`, `power-profiles-daemon` or `both`, argv[3] a scratch dir outside
+ * the namespace's tmpfs mounts, argv[4] optionally JSON `{"repos":[...],"env":{...}}`: the
+ * checkouts whose `powerplan serve` to start (default this one) and extra environment for them. It
+ * prints one JSON line `{"ready":true,"url":...,"servers":[{"url","pid"}]}` (or `{"error":...}`), then answers JSON lines on stdin: `{"id":1,"run":["tuned-adm","active"]}` ->
  * `{"id":1,"code":0,"stdout":"...","stderr":"..."}`. When stdin closes it exits, and with it, as
  * the namespace's first process, everything it started.
  */
@@ -22,7 +23,8 @@ import { TUNED_PROFILES } from './real-daemons.ts';
 
 const daemon = process.argv[2];
 const scratch = process.argv[3];
-const repo = resolve(import.meta.dirname, '../../..');
+const options = JSON.parse(process.argv[4] ?? '{}') as { repos?: string[]; env?: Record<string, string> };
+const repos = options.repos ?? [resolve(import.meta.dirname, '../../..')];
 const children: ChildProcess[] = [];
 const reply = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
 
@@ -46,8 +48,9 @@ const start = (file: string, args: string[], env: NodeJS.ProcessEnv, log: string
   return child;
 };
 
-const setUp = async (): Promise<string> => {
-  if (daemon !== 'tuned' && daemon !== 'power-profiles-daemon') throw new Error(`unknown daemon ${daemon}`);
+const setUp = async (): Promise<{ url: string; pid: number }[]> => {
+  if (daemon !== 'tuned' && daemon !== 'power-profiles-daemon' && daemon !== 'both')
+    throw new Error(`unknown daemon ${daemon}`);
   if (!scratch) throw new Error('no scratch dir given');
   // The machine's own state stays untouched underneath: every path a daemon writes is a tmpfs here.
   mkdirSync('/var/lib/power-profiles-daemon', { recursive: true });
@@ -93,7 +96,7 @@ const setUp = async (): Promise<string> => {
       ).code === 0,
     20_000,
   );
-  if (daemon === 'tuned') {
+  if (daemon !== 'power-profiles-daemon') {
     start(
       'tuned',
       ['--log', join(scratch, 'tuned-daemon.log'), '--pid', '/run/tuned/tuned.pid', '--no-socket'],
@@ -101,7 +104,8 @@ const setUp = async (): Promise<string> => {
       'tuned',
     );
     await until('tuned', async () => (await run('tuned-adm', ['active'], env)).code === 0, 20_000);
-  } else {
+  }
+  if (daemon !== 'tuned') {
     start('/usr/libexec/power-profiles-daemon', [], { ...env, POWER_PROFILE_DAEMON_FAKE_DRIVER: '1' }, 'ppd');
     await until(
       'power-profiles-daemon',
@@ -110,20 +114,25 @@ const setUp = async (): Promise<string> => {
     );
   }
 
-  const server = await startServing(process.execPath, [join(repo, 'bin', 'powerplan.js'), 'serve'], {
-    env: {
-      ...env,
-      HOME: scratch,
-      POWERPLAN_BACKEND: 'linux',
-      POWERPLAN_HOST: '127.0.0.1',
-      POWERPLAN_PORT: '0',
-      POWERPLAN_STATE_DIR: join(scratch, 'state'),
-      POWERPLAN_DESIRED_INTERVAL: '1',
-    },
-  });
-  children.push(server.child);
-  server.child.once('exit', () => writeFileSync(join(scratch, 'powerplan.log'), server.output()));
-  return server.url;
+  const servers: { url: string; pid: number }[] = [];
+  for (const [i, repo] of repos.entries()) {
+    const server = await startServing(process.execPath, [join(repo, 'bin', 'powerplan.js'), 'serve'], {
+      env: {
+        ...env,
+        HOME: scratch,
+        POWERPLAN_BACKEND: 'linux',
+        POWERPLAN_HOST: '127.0.0.1',
+        POWERPLAN_PORT: '0',
+        POWERPLAN_STATE_DIR: join(scratch, i === 0 ? 'state' : `state-${i}`),
+        POWERPLAN_DESIRED_INTERVAL: '1',
+        ...options.env,
+      },
+    });
+    children.push(server.child);
+    server.child.once('exit', () => writeFileSync(join(scratch, `powerplan-${i}.log`), server.output()));
+    servers.push({ url: server.url, pid: server.child.pid! });
+  }
+  return servers;
 };
 
 /** Stops the service, then the daemon, then the bus; whatever is left dies with this process. */
@@ -138,8 +147,8 @@ const stop = async () => {
 };
 
 try {
-  const url = await setUp();
-  reply({ ready: true, url });
+  const servers = await setUp();
+  reply({ ready: true, url: servers[0]!.url, servers });
 } catch (e) {
   reply({
     error: e instanceof Error ? `${e.message}\n${(e as { stderr?: Buffer }).stderr ?? ''}` : String(e),

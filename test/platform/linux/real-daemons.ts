@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { readAdminToken } from '../../support/processes.ts';
 
-export type Daemon = 'tuned' | 'power-profiles-daemon';
+export type Daemon = 'tuned' | 'power-profiles-daemon' | 'both';
 
 /** The tuned profiles written (plugin-free) into the namespace: real names, no tuning. */
 export const TUNED_PROFILES = [
@@ -49,6 +49,8 @@ export const install = 'apt-get install dbus tuned power-profiles-daemon (and ru
 
 export interface Namespace {
   url: string;
+  /** Every service started (their pids are the namespace's). */
+  servers: { url: string; pid: number }[];
   /** Runs a command inside the namespace (e.g. `tuned-adm active`). */
   run: (...argv: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>;
   /** JSON from the service; throws on a status other than `expect`. */
@@ -58,7 +60,14 @@ export interface Namespace {
   stop: () => Promise<void>;
 }
 
-export const startNamespace = async (daemon: Daemon): Promise<Namespace> => {
+export interface NamespaceOptions {
+  /** Checkouts whose `powerplan serve` to start; default this one. */
+  repos?: string[];
+  /** Extra environment for the services. */
+  env?: Record<string, string>;
+}
+
+export const startNamespace = async (daemon: Daemon, options: NamespaceOptions = {}): Promise<Namespace> => {
   const dir = await mkdtemp(join(tmpdir(), `powerplan-${daemon}-`));
   const child: ChildProcess = spawn(
     'unshare',
@@ -75,6 +84,7 @@ export const startNamespace = async (daemon: Daemon): Promise<Namespace> => {
       childPath,
       daemon,
       dir,
+      JSON.stringify(options),
     ],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
@@ -88,11 +98,12 @@ export const startNamespace = async (daemon: Daemon): Promise<Namespace> => {
     clearTimeout(timer);
     await rm(dir, { recursive: true, force: true });
   };
-  const first = await new Promise<{ ready?: boolean; url?: string; error?: string }>((resolve) => {
+  type First = { ready?: boolean; url?: string; servers?: Namespace['servers']; error?: string };
+  const first = await new Promise<First>((resolve) => {
     const lines = createInterface({ input: child.stdout! });
     let answered = false;
     lines.on('line', (line) => {
-      const msg = JSON.parse(line) as { id?: number; ready?: boolean; url?: string; error?: string };
+      const msg = JSON.parse(line) as First & { id?: number };
       if (!answered) {
         answered = true;
         resolve(msg);
@@ -113,6 +124,7 @@ export const startNamespace = async (daemon: Daemon): Promise<Namespace> => {
   const url = first.url;
   return {
     url,
+    servers: first.servers ?? [],
     dir,
     stop,
     run: (...argv) =>
