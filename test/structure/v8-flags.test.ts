@@ -1,38 +1,44 @@
 /**
- * Every place the service is started gives node the same V8 flags (docs/PERFORMANCE.md, "V8
- * flags"): `npm start`, the systemd unit, the container, the Windows service and the single
- * executable. A start that loses them runs with V8's defaults (110-140 MiB under load).
+ * The same V8 flags wherever the service starts: the bin's #! line, `npm start`, the systemd
+ * unit, the container, the Windows service and the single executable each carry exactly the flags
+ * of deploy/v8-flags.json, and node takes them (the heap limit they set is in force).
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { test } from 'node:test';
-import { repoRoot } from '../support/deps.ts';
+import { describe, it } from 'node:test';
+import { repoRoot } from '../../scripts/lib/serve.mjs';
+import { startPoints, v8Flags } from '../../scripts/lib/start-points.mjs';
 
-const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
-const v8Flags = (words: readonly string[]) => words.filter((w) => /^--max-(semi|old)-space-size=/.test(w));
+describe('V8 flags at every start point', () => {
+  const flags = v8Flags();
 
-test('npm start, the systemd unit, the container, the Windows service and the executable agree on the V8 flags', () => {
-  const npmStart = v8Flags(JSON.parse(read('package.json')).scripts.start.split(/\s+/));
-  assert.ok(
-    npmStart.some((f) => f.startsWith('--max-semi-space-size=')),
-    `npm start: ${npmStart}`,
-  );
-  assert.ok(
-    npmStart.some((f) => f.startsWith('--max-old-space-size=')),
-    `npm start: ${npmStart}`,
-  );
+  it('the source of truth names a young and an old generation size', () => {
+    assert.deepEqual(
+      flags.map((f) => f.split('=')[0]),
+      ['--max-semi-space-size', '--max-old-space-size'],
+    );
+  });
 
-  const unit = /^ExecStart=(.*)$/m.exec(read('deploy/powerplan.service'))?.[1] ?? '';
-  const docker = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1] ?? '[]';
-  const winsw =
-    /<env name="NODE_OPTIONS" value="([^"]*)"/.exec(read('deploy/windows/powerplan-service.xml'))?.[1] ?? '';
-  const sea = JSON.parse(read('deploy/sea/sea-config.json')).execArgv ?? [];
-  const places: Record<string, string[]> = {
-    'deploy/powerplan.service ExecStart': v8Flags(unit.split(/\s+/)),
-    'Dockerfile ENTRYPOINT': v8Flags(JSON.parse(docker)),
-    'deploy/windows/powerplan-service.xml NODE_OPTIONS': v8Flags(winsw.split(/\s+/)),
-    'deploy/sea/sea-config.json execArgv': v8Flags(sea),
-  };
-  for (const [where, flags] of Object.entries(places)) assert.deepEqual(flags, npmStart, where);
+  for (const point of startPoints()) {
+    it(`${point.name} (${point.file}) carries exactly deploy/v8-flags.json's flags`, () => {
+      assert.deepEqual(point.flags, flags, `${point.file}: ${JSON.stringify(point.flags)}`);
+    });
+  }
+
+  it('node takes them: the old generation limit is in force', () => {
+    const r = spawnSync(process.execPath, [...flags, '-p', 'v8.getHeapStatistics().heap_size_limit'], {
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const old = Number(/--max-old-space-size=(\d+)/.exec(flags.join(' '))?.[1]);
+    const limitMiB = Number(r.stdout) / 2 ** 20;
+    assert.ok(limitMiB >= old && limitMiB < old + 32, `heap limit ${limitMiB} MiB for ${flags.join(' ')}`);
+  });
+
+  it('the bin runs through its #! line here (env -S)', () => {
+    const r = spawnSync(join(repoRoot, 'bin', 'powerplan.js'), ['--version'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `${r.error ?? ''} ${r.stderr}`);
+    assert.match(r.stdout, /\d+\.\d+\.\d+/);
+  });
 });

@@ -1,0 +1,71 @@
+// Every place the service is started from, with the V8 flags each gives node (the single source
+// of truth is deploy/v8-flags.json) and, where it can run on this machine, the node arguments that
+// start it the same way: read by test/structure/v8-flags.test.ts and perf/memory.ts.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './serve.mjs';
+
+const read = (rel) => readFileSync(join(repoRoot, rel), 'utf8');
+const dashed = (words) => words.filter((w) => w.startsWith('--'));
+
+/** The flags every start point must carry. */
+export const v8Flags = () => JSON.parse(read('deploy/v8-flags.json')).flags;
+
+/**
+ * [{ name, file, flags, run }]: `run` is { command, args, env? } to start it here (from the
+ * repository), or null where it needs another system (the Windows executable).
+ */
+export const startPoints = () => {
+  const bin = join(repoRoot, 'bin', 'powerplan.js');
+  const shebang = read('bin/powerplan.js').split('\n')[0];
+  const start = JSON.parse(read('package.json')).scripts.start;
+  const execStart = /^ExecStart=(.*)$/m.exec(read('deploy/powerplan.service'))?.[1] ?? '';
+  const docker = read('Dockerfile');
+  const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(docker)?.[1] ?? '[]');
+  const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(docker)?.[1] ?? '[]');
+  const winsw = read('deploy/windows/powerplan-service.xml');
+  const nodeOptions = /<env name="NODE_OPTIONS" value="([^"]*)"/.exec(winsw)?.[1] ?? '';
+  const sea = JSON.parse(read('deploy/sea/sea-config.json')).execArgv ?? [];
+  const nodeArgs = (words) => {
+    const i = words.findIndex((w) => /(^|\/)node$/.test(w));
+    return words.slice(i + 1).map((w) => (w.endsWith('bin/powerplan.js') ? bin : w));
+  };
+  return [
+    {
+      name: '`powerplan serve` (the bin, its #! line)',
+      file: 'bin/powerplan.js',
+      flags: shebang.startsWith('#!') ? dashed(shebang.split(/\s+/)) : [],
+      run: { command: bin, args: ['serve'] },
+    },
+    {
+      name: '`npm start`',
+      file: 'package.json',
+      flags: dashed(start.split(/\s+/)),
+      run: { command: process.execPath, args: nodeArgs(start.split(/\s+/)) },
+    },
+    {
+      name: 'systemd unit (ExecStart)',
+      file: 'deploy/powerplan.service',
+      flags: dashed(execStart.split(/\s+/)),
+      run: { command: process.execPath, args: nodeArgs(execStart.split(/\s+/)) },
+    },
+    {
+      name: 'container (ENTRYPOINT + CMD)',
+      file: 'Dockerfile',
+      flags: dashed(entrypoint),
+      run: { command: process.execPath, args: nodeArgs([...entrypoint, ...cmd]) },
+    },
+    {
+      name: 'Windows service (WinSW NODE_OPTIONS)',
+      file: 'deploy/windows/powerplan-service.xml',
+      flags: nodeOptions.split(/\s+/).filter(Boolean),
+      run: { command: process.execPath, args: [bin, 'serve'], env: { NODE_OPTIONS: nodeOptions } },
+    },
+    {
+      name: 'single executable (sea-config.json execArgv)',
+      file: 'deploy/sea/sea-config.json',
+      flags: sea,
+      run: null,
+    },
+  ];
+};
