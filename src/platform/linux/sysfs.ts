@@ -3,8 +3,7 @@
  * it) and writes governor / EPP values back. A missing file means "not exposed here" and reads as
  * null, never as an error: most VMs have no cpufreq at all and many drivers lack EPP or boost.
  */
-import { constants } from 'node:fs';
-import { readFileSync } from 'node:fs';
+import { constants, readFileSync } from 'node:fs';
 import { access, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
