@@ -17,6 +17,22 @@ export const dashboardFile = join(kitDir, 'dashboards', 'powerplan.json');
 export const runbookFile = join(kitDir, 'runbook.md');
 export const promtoolTests = join(kitDir, 'tests.yaml');
 
+/** A metric of the workload estimate (get_workload_cost): present when the build has it. */
+export const WORKLOAD_PROBE = 'powerplan_workload_estimated';
+
+/**
+ * Alerts whose condition no test machine can be made to meet, with why: for these the live test
+ * asks for data from the expression without its threshold (the series and labels it reads).
+ */
+export const CONDITION_NOT_REPRODUCIBLE: Record<string, string> = {
+  'alert PowerPlanWorkloadCostHigh':
+    'the plan must add over 5% to real CPU work: a busy test machine measures ~0% (its cores never idle long)',
+};
+
+/** An alert's expression without its final threshold comparison (`... > 0.05`). */
+export const withoutThreshold = (expr: string): string =>
+  expr.replace(/\s*(?:>|<|>=|<=|==|!=)\s*[\d.]+\s*$/, '');
+
 export interface Rule {
   record?: string;
   alert?: string;

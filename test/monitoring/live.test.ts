@@ -6,6 +6,8 @@
  * intel_pstate, a simulated Windows server that drifted from its desired plan and ran a benchmark,
  * one whose switch to Power saver left a setting not in force, one whose powercfg fails, and a
  * target with nothing listening. A misspelt metric or label name returns nothing and fails here.
+ * The one alert whose condition cannot be met on a test machine (kit.ts) is asked for the data
+ * below its threshold.
  */
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +21,13 @@ import { call } from '../support/call.ts';
 import { repoRoot, type TestDeps, testDeps } from '../support/deps.ts';
 import { hasPrometheus, type RunningPrometheus, startPrometheus } from '../support/prometheus.ts';
 import { until } from '../support/until.ts';
-import { kitExpressions, ruleFiles } from './kit.ts';
+import {
+  CONDITION_NOT_REPRODUCIBLE,
+  kitExpressions,
+  ruleFiles,
+  WORKLOAD_PROBE,
+  withoutThreshold,
+} from './kit.ts';
 
 const skip = hasPrometheus
   ? false
@@ -120,8 +128,14 @@ describe('monitoring kit against a real Prometheus scraping agents', { skip }, (
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('returns data for every expression of the rules, the alerts and the dashboard', async () => {
-    const expressions = await kitExpressions();
+  it('returns data for every expression of the rules, the alerts and the dashboard', async (ctx) => {
+    // A build without the workload estimate exposes none of its metrics: its alert is left out then.
+    await until('a scrape of every agent', async () => (await query('up == 1')).length === instances.length);
+    const workload = (await query(WORKLOAD_PROBE)).length > 0;
+    if (!workload) ctx.diagnostic(`no ${WORKLOAD_PROBE} scraped: the workload alert is not checked`);
+    const expressions = (await kitExpressions())
+      .filter((e) => workload || !e.expr.includes('powerplan_workload_'))
+      .map((e) => (e.where in CONDITION_NOT_REPRODUCIBLE ? { ...e, expr: withoutThreshold(e.expr) } : e));
     assert.ok(expressions.length >= 40, `${expressions.length} expressions`);
     // An expression about one host ($instance) must return data for at least one of the hosts.
     const empty = async () => {
