@@ -129,10 +129,10 @@ describe('monitoring kit against a real Prometheus scraping agents', { skip }, (
   });
 
   it('returns data for every expression of the rules, the alerts and the dashboard', async (ctx) => {
-    // A build without the workload estimate exposes none of its metrics: its alert is left out then.
+    // A build without the workload estimate exposes none of its metrics: its expressions are left out then.
     await until('a scrape of every agent', async () => (await query('up == 1')).length === instances.length);
     const workload = (await query(WORKLOAD_PROBE)).length > 0;
-    if (!workload) ctx.diagnostic(`no ${WORKLOAD_PROBE} scraped: the workload alert is not checked`);
+    if (!workload) ctx.diagnostic(`no ${WORKLOAD_PROBE} scraped: the workload expressions are not checked`);
     const expressions = (await kitExpressions())
       .filter((e) => workload || !e.expr.includes('powerplan_workload_'))
       .map((e) => (e.where in CONDITION_NOT_REPRODUCIBLE ? { ...e, expr: withoutThreshold(e.expr) } : e));

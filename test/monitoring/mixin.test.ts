@@ -150,9 +150,10 @@ describe('monitoring mixin: metric names against GET /metrics', () => {
       for (const name of metricNames(expr)) used.set(name, where);
     assert.ok(used.size >= 15, `the kit uses ${used.size} metrics`);
     // The workload estimate's metrics come with get_workload_cost: a build without it exposes none
-    // of them, and then the alert on them is left out of this check, as the output says.
+    // of them, and then the expressions on them are left out of this check, as the output says.
     const workload = exposed.has(WORKLOAD_PROBE);
-    if (!workload) ctx.diagnostic(`no ${WORKLOAD_PROBE} in /metrics: the workload alert is not checked`);
+    if (!workload)
+      ctx.diagnostic(`no ${WORKLOAD_PROBE} in /metrics: the workload expressions are not checked`);
     const missing = [...used]
       .filter(([name]) => !exposed.has(name) && (workload || !name.startsWith('powerplan_workload_')))
       .map(([n, w]) => `${n} (${w})`);
