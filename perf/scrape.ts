@@ -18,6 +18,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { v8Flags } from '../scripts/lib/start-points.mjs';
 import { missing, type Namespace, startNamespace } from '../test/platform/linux/real-daemons.ts';
 import { until } from '../test/support/until.ts';
 import { footer, header } from './lib/machine.ts';
@@ -73,6 +74,8 @@ try {
   ns = await startNamespace('both', {
     repos: builds.map((b) => b.repo),
     env: { POWERPLAN_DESIRED_INTERVAL: '60' },
+    // Started as the product starts it, both builds alike.
+    nodeArgs: v8Flags(),
   });
   const exporterUrl = `http://127.0.0.1:${values.port}`;
   exporter = spawn(values.exporter, [`--web.listen-address=127.0.0.1:${values.port}`], { stdio: 'ignore' });

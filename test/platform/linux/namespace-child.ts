@@ -8,7 +8,8 @@
  *
  * Protocol: argv[2] is `tuned`, `power-profiles-daemon` or `both`, argv[3] a scratch dir outside
  * the namespace's tmpfs mounts, argv[4] optionally JSON `{"repos":[...],"env":{...}}`: the
- * checkouts whose `powerplan serve` to start (default this one) and extra environment for them. It
+ * checkouts whose `powerplan serve` to start (default this one), extra environment and node
+ * arguments (`nodeArgs`, e.g. the V8 flags) for them. It
  * prints one JSON line `{"ready":true,"url":...,"servers":[{"url","pid"}]}` (or `{"error":...}`), then answers JSON lines on stdin: `{"id":1,"run":["tuned-adm","active"]}` ->
  * `{"id":1,"code":0,"stdout":"...","stderr":"..."}`. When stdin closes it exits, and with it, as
  * the namespace's first process, everything it started.
@@ -23,7 +24,11 @@ import { TUNED_PROFILES } from './real-daemons.ts';
 
 const daemon = process.argv[2];
 const scratch = process.argv[3];
-const options = JSON.parse(process.argv[4] ?? '{}') as { repos?: string[]; env?: Record<string, string> };
+const options = JSON.parse(process.argv[4] ?? '{}') as {
+  repos?: string[];
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+};
 const repos = options.repos ?? [resolve(import.meta.dirname, '../../..')];
 const children: ChildProcess[] = [];
 const reply = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
@@ -116,7 +121,8 @@ const setUp = async (): Promise<{ url: string; pid: number }[]> => {
 
   const servers: { url: string; pid: number }[] = [];
   for (const [i, repo] of repos.entries()) {
-    const server = await startServing(process.execPath, [join(repo, 'bin', 'powerplan.js'), 'serve'], {
+    const args = [...(options.nodeArgs ?? []), join(repo, 'bin', 'powerplan.js'), 'serve'];
+    const server = await startServing(process.execPath, args, {
       env: {
         ...env,
         HOME: scratch,

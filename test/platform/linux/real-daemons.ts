@@ -65,6 +65,8 @@ export interface NamespaceOptions {
   repos?: string[];
   /** Extra environment for the services. */
   env?: Record<string, string>;
+  /** node arguments before the bin (the V8 flags). */
+  nodeArgs?: string[];
 }
 
 export const startNamespace = async (daemon: Daemon, options: NamespaceOptions = {}): Promise<Namespace> => {
