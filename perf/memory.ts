@@ -5,12 +5,13 @@
  * gives, against the same server started with no flags, in the same run: idle after `--settle` s,
  * then after 10,000, 20,000 and 30,000 requests of GET /v1/plans/active (simulated backend, 50
  * connections). The single executable needs Windows; its flags are checked by
- * test/structure/v8-flags.test.ts.
+ * test/structure/v8-flags.test.ts. The bundle is built first (what `npm install` builds).
  *
  *   npm run perf:memory -- [--requests 10000] [--settle 5]
  *
  * Goals: under 80 MiB idle and under 100 MiB after 30,000 requests, from every start point.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,11 @@ const requests = Math.max(1, Math.trunc(Number(values.requests)));
 const settle = Math.max(0, Number(values.settle));
 
 header('Resident memory from every start point of the service');
+// Figures for the current sources: the bin runs the bundle only while it is newer than them.
+await new Promise<void>((resolve, reject) => {
+  const child = spawn(process.execPath, [join(repoRoot, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`build exited with ${code}`))));
+});
 const bin = join(repoRoot, 'bin', 'powerplan.js');
 const cases = [
   ...startPoints()
