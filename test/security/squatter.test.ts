@@ -10,13 +10,15 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { startServing } from '../../scripts/lib/serve.mjs';
 import { findPwsh, prepareAnsible, run, runAnsible, toolRuns } from '../integrations/tools.ts';
 import { type TestDeps, testDeps } from '../support/deps.ts';
-import { readAdminToken, runCli, type ServerProcess, startServer } from '../support/processes.ts';
+import { binPath, readAdminToken, runCli, type ServerProcess, startServer } from '../support/processes.ts';
 import { until } from '../support/until.ts';
 
 const isRoot = process.getuid?.() === 0;
@@ -212,5 +214,38 @@ describe('a squatter on the port while the service is down', { skip }, () => {
       });
     assert.equal((await put(lastRun)).status, 401);
     assert.equal((await put(current)).status, 200);
+  });
+});
+
+describe("the service's own user on its control socket", { skip }, () => {
+  it('a service run by nobody: nobody is local-admin on its socket, and so is root', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'powerplan-sock-'));
+    const nobody = Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim());
+    chownSync(dir, nobody, nobody);
+    const state = join(dir, 'state');
+    const env = [
+      'POWERPLAN_BACKEND=simulated',
+      `POWERPLAN_STATE_DIR=${state}`,
+      'POWERPLAN_PORT=0',
+      'HOME=/tmp',
+    ];
+    const served = await startServing(
+      'runuser',
+      ['-u', 'nobody', '--', 'env', ...env, process.execPath, binPath, 'serve'],
+      { env: { PATH: process.env.PATH ?? '' }, timeoutMs: 30_000 },
+    );
+    try {
+      const socket = join(state, 'control', 'powerplan.sock');
+      const get = `require('node:http').get({ socketPath: ${JSON.stringify(socket)}, path: '/v1/whoami' }, (r) => { let d = ''; r.on('data', (c) => (d += c)); r.on('end', () => console.log(d)); });`;
+      const asNobody = spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', get], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(JSON.parse(asNobody.stdout).name, 'local-admin', asNobody.stderr);
+      assert.equal((await overSocket(socket, 'GET', '/v1/whoami')).json.name, 'local-admin');
+    } finally {
+      await served.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -4,9 +4,9 @@
  * set by alias and by localized name in de-DE (OEM code page 850) and zh-CN (936), a hold whose
  * Windows process is killed with SIGKILL and restored by the restart, two Windows processes racing
  * for the plan lock, a state directory that Users can write refused with exit code 2, and the
- * control pipe: a Windows process is the local administrator on it; a pipe name taken first by
- * another program leaves the service serving TCP with a warning (Wine enforces no pipe ACLs, so who
- * may open the pipe is only shown on Windows itself, docs/SECURITY.md).
+ * control pipe: a Windows process is the local administrator on it (Wine enforces no pipe ACLs and
+ * lets two servers share a pipe name, so who may open the pipe and a pipe taken first are only
+ * shown on Windows itself, docs/SECURITY.md).
  *
  * Run by the Windows tier (`npm run test:windows`, scripts/test-windows.mjs), which hands down the
  * Wine prefix (WINEPREFIX) and the stand-in executable (POWERPLAN_TEST_STANDIN_EXE). Not part of
@@ -218,7 +218,9 @@ describe('powerplan as Windows processes, called over loopback', { concurrency: 
     assert.equal(again.code, 0, again.output);
   });
 
-  it('the control pipe: a Windows process on it is local-admin; a pipe taken first leaves TCP serving, with a warning', async () => {
+  // A pipe name taken first cannot be shown here: Wine lets a second server create the same pipe
+  // name (FILE_FLAG_FIRST_PIPE_INSTANCE is not enforced; tried: both listens succeed).
+  it('the control pipe: a Windows process on it is local-admin; over TCP without a token, read only', async () => {
     emulate('en-US', 437);
     const pipe = `\\\\.\\pipe\\powerplan-e2e-${process.pid}`;
     /** A Windows node.exe asking GET /v1/whoami on the pipe: what it printed. */
@@ -231,7 +233,7 @@ describe('powerplan as Windows processes, called over loopback', { concurrency: 
       const r = wine.run(nodeExe, [winPath(script)], { timeoutMs: 60_000 });
       return r.output;
     };
-    let s = await serve(stateDir, { POWERPLAN_CONTROL_SOCKET: pipe });
+    const s = await serve(stateDir, { POWERPLAN_CONTROL_SOCKET: pipe });
     try {
       assert.match(await whoami(), /WHOAMI \{"name":"local-admin"/);
       // Over TCP without a token: read only.
@@ -239,38 +241,6 @@ describe('powerplan as Windows processes, called over loopback', { concurrency: 
       assert.equal(((await tcp.json()) as { name: string }).name, 'local');
     } finally {
       await stop(s, 'SIGTERM');
-    }
-    // Another program takes the pipe name while the service is down.
-    const squatFile = join(work, 'squat.cjs');
-    const squatOut = join(work, 'squat.txt');
-    writeFileSync(
-      squatFile,
-      `require('node:net').createServer((c) => c.on('data', (d) => console.log('GOT ' + d))).listen(${JSON.stringify(pipe)}, () => console.log('SQUATTING'));`,
-    );
-    writeFileSync(squatOut, '');
-    const squatter = wine.spawn(nodeExe, [winPath(squatFile)], { env: {}, outFile: squatOut });
-    try {
-      await until(
-        'the squatter to hold the pipe',
-        () => readFileSync(squatOut, 'utf8').includes('SQUATTING'),
-        60_000,
-        200,
-      );
-      s = await serve(stateDir, { POWERPLAN_CONTROL_SOCKET: pipe });
-      try {
-        await until(
-          'the warning',
-          () => readFileSync(s.outFile, 'utf8').includes('local control pipe taken'),
-          30_000,
-          200,
-        );
-        const held = await call(s, 'PUT', '/v1/plans/active', { plan: 'power-saver', dryRun: true });
-        assert.equal(held.status, 200, 'TCP still serves, with a token');
-      } finally {
-        await stop(s, 'SIGTERM');
-      }
-    } finally {
-      squatter.kill('SIGKILL');
     }
   });
 });
