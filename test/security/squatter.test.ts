@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -246,6 +246,19 @@ describe("the service's own user on its control socket", { skip }, () => {
     } finally {
       await served.stop();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a control directory that lets others in stops the start (exit 2) with the fix', async () => {
+    const t = await testDeps();
+    try {
+      mkdirSync(join(t.dir, 'control'), { mode: 0o755 });
+      chmodSync(join(t.dir, 'control'), 0o755);
+      const r = await runCli(['serve'], { ...t.env, POWERPLAN_PORT: '0' });
+      assert.equal(r.code, 2, `${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /lets other users in \(mode 755\).*chmod 0700/);
+    } finally {
+      await t.cleanup();
     }
   });
 });

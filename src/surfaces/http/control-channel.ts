@@ -30,7 +30,7 @@ export interface ControlChannel {
 /**
  * Listens on the control channel; undefined when it is turned off, or when the pipe name is taken
  * (by another program: then TCP still serves, and the warning says why local control is missing).
- * An unsafe socket directory stops the start (exit 2) before anything listens.
+ * An unsafe socket directory, or a socket that cannot be made, stops the start (exit 2).
  */
 export const listenControlChannel = async (
   app: Hono<AppEnv>,
