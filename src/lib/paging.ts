@@ -70,13 +70,25 @@ const firstAfter = <T>(items: readonly T[], after: string, keyOf: (item: T) => s
   return lo;
 };
 
+/** The JSON size of each item object, measured once however many pages count it. */
+const sizes = new WeakMap<object, number>();
+const jsonBytes = (item: unknown): number => {
+  if (typeof item !== 'object' || item === null) return Buffer.byteLength(JSON.stringify(item));
+  let n = sizes.get(item);
+  if (n === undefined) {
+    n = Buffer.byteLength(JSON.stringify(item));
+    sizes.set(item, n);
+  }
+  return n;
+};
+
 /** One page of `items` (sorted by `keyOf`) and the key to go on from, or null after the last. */
 export const pageOf = <T>(items: readonly T[], o: PageOptions<T>): { items: T[]; next: string | null } => {
   const start = o.after === undefined ? 0 : firstAfter(items, o.after, o.keyOf);
   const page: T[] = [];
   let bytes = 0;
   for (let i = start; i < items.length && page.length < o.limit; i++) {
-    const size = Buffer.byteLength(JSON.stringify(items[i]));
+    const size = jsonBytes(items[i]);
     if (page.length && bytes + size > o.maxBytes) break;
     bytes += size;
     page.push(items[i]!);

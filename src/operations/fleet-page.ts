@@ -30,8 +30,11 @@ export const setKey = (h: FleetSetHost): string => `${h.error ? 0 : h.changed ? 
 
 export const nameKey = (h: { name: string }): string => h.name;
 
-/** The items of each snapshot in their order, sorted once however many pages are cut from it. */
-const ranked = new WeakMap<object, unknown[]>();
+/**
+ * The items of each snapshot in their order, sorted once however many pages are cut from it, and
+ * those matching each set of filters (by fingerprint), filtered once.
+ */
+const ranked = new WeakMap<object, { all: unknown[]; matching: Map<string, unknown[]> }>();
 
 /**
  * One page of a snapshot's items: those `keep` keeps, in `keyOf` order, after the cursor's key.
@@ -48,12 +51,16 @@ export const paged = async <A extends object, T>(
   const fp = fingerprint(filters);
   const cursor = input.cursor === undefined ? undefined : decodeCursor(input.cursor, fp);
   const snap = await load(cursor?.snapshot);
-  let all = ranked.get(snap.value) as T[] | undefined;
-  if (!all) {
-    all = sortByKey(itemsOf(snap.value), keyOf);
-    ranked.set(snap.value, all);
+  let r = ranked.get(snap.value) as { all: T[]; matching: Map<string, T[]> } | undefined;
+  if (!r) {
+    r = { all: sortByKey(itemsOf(snap.value), keyOf), matching: new Map() };
+    ranked.set(snap.value, r);
   }
-  const matching = keep ? all.filter(keep) : all;
+  let matching = r.matching.get(fp);
+  if (!matching) {
+    matching = keep ? r.all.filter(keep) : r.all;
+    r.matching.set(fp, matching);
+  }
   const page = pageOf(matching, { limit: input.limit, maxBytes: PAGE_BYTES, after: cursor?.after, keyOf });
   return {
     answer: snap.value,
