@@ -128,6 +128,13 @@ const cliEnv = {
   POWERPLAN_BACKEND: 'simulated',
   POWERPLAN_FLEET_TIMEOUT_MS: '60000',
 };
+/** A Markdown table: its header row, the separator, the rows. */
+const printTable = (head: string, rows: string[]) => {
+  console.log(head);
+  console.log(`|${'---|'.repeat(head.split('|').length - 2)}`);
+  for (const row of rows) console.log(row);
+};
+
 /** One `powerplan fleet status --json` (every page) as its own process, under /usr/bin/time. */
 const cliOnce = (tree: Tree) =>
   new Promise<{ wallMs: number; cpuMs: number; maxRssMiB: number; promCpuMs: number; ok: number }>(
@@ -179,18 +186,15 @@ const cliAfter = cli.get('after')!;
 console.log(
   `${simRounds} rounds after one warm-up, ${trees.map((t) => t.label).join(' and ')} in turn; every host's status and plan checked against the simulation (${cliAfter[0]!.ok} ok, ${simCount - cliAfter[0]!.ok} unreachable)\n`,
 );
-console.log(
+printTable(
   '| hosts | version | how | wall ms (median) | rounds ms | asking process CPU ms | Prometheus CPU ms | asking process peak RSS MiB | goal (< 2 s, < 150 MiB) |',
+  trees.map((tree) => {
+    const runs = cli.get(tree.label)!;
+    const wall = median(runs.map((c) => c.wallMs));
+    const peak = Math.max(...runs.map((c) => c.maxRssMiB));
+    return `| ${simCount} | ${tree.label} | \`powerplan fleet status --json${tree.all.length ? ' --all' : ''}\` (a new process, from the bundle) | ${wall.toFixed(0)} | ${runs.map((c) => c.wallMs.toFixed(0)).join(', ')} | ${median(runs.map((c) => c.cpuMs)).toFixed(0)} | ${median(runs.map((c) => c.promCpuMs)).toFixed(0)} | ${peak.toFixed(0)} | ${verdict(wall, SIM_GOAL_MS, ' ms')}; ${verdict(peak, SIM_GOAL_MIB, ' MiB')} |`;
+  }),
 );
-console.log('|---|---|---|---|---|---|---|---|---|');
-for (const tree of trees) {
-  const runs = cli.get(tree.label)!;
-  const wall = median(runs.map((c) => c.wallMs));
-  const peak = Math.max(...runs.map((c) => c.maxRssMiB));
-  console.log(
-    `| ${simCount} | ${tree.label} | \`powerplan fleet status --json${tree.all.length ? ' --all' : ''}\` (a new process, from the bundle) | ${wall.toFixed(0)} | ${runs.map((c) => c.wallMs.toFixed(0)).join(', ')} | ${median(runs.map((c) => c.cpuMs)).toFixed(0)} | ${median(runs.map((c) => c.promCpuMs)).toFixed(0)} | ${peak.toFixed(0)} | ${verdict(wall, SIM_GOAL_MS, ' ms')}; ${verdict(peak, SIM_GOAL_MIB, ' MiB')} |`,
-  );
-}
 /** The MCP get_fleet_status answer as a client receives it (text and structured content), in process. */
 const mcpAnswer = async (tree: Tree) => {
   const src = (p: string) => import(join(tree.root, 'src', p));
@@ -217,16 +221,14 @@ const mcpAnswer = async (tree: Tree) => {
 };
 const mcp = new Map<string, { bytes: number; hosts: number }>();
 for (const tree of trees) mcp.set(tree.label, await mcpAnswer(tree));
-console.log(
-  '\n| version | MCP `get_fleet_status` result, 10,000 hosts (text + structured content) | hosts in it | goal (< 100 KB) |',
+console.log('');
+printTable(
+  `| version | MCP \`get_fleet_status\` result, ${simCount.toLocaleString('en')} hosts (text + structured content) | hosts in it | goal (< 100 KB) |`,
+  trees.map((tree) => {
+    const m = mcp.get(tree.label)!;
+    return `| ${tree.label} | ${(m.bytes / 1024).toFixed(1)} KB | ${m.hosts} | ${verdict(m.bytes / 1024, 100, ' KB')} |`;
+  }),
 );
-console.log('|---|---|---|---|');
-for (const tree of trees) {
-  const m = mcp.get(tree.label)!;
-  console.log(
-    `| ${tree.label} | ${(m.bytes / 1024).toFixed(1)} KB | ${m.hosts} | ${verdict(m.bytes / 1024, 100, ' KB')} |`,
-  );
-}
 // The same status from a running service (a portal's or the page's call), with the V8 flags
 // `npm start` and the service units give it: wall time and the service's peak resident memory.
 const startFlags = (
@@ -282,16 +284,13 @@ for (const tree of trees) {
   servedRuns.set(tree.label, { warm, first, peakMiB, queries });
 }
 console.log(`\n${servedRuns.get('after')!.queries} instant queries per status.\n`);
-console.log(
+printTable(
   '| hosts | version | how | wall ms to every host (median) | rounds ms | first page ms (median) | | peak RSS MiB | goal (< 2 s, < 150 MiB) |',
+  trees.map((tree) => {
+    const r = servedRuns.get(tree.label)!;
+    return `| ${simCount} | ${tree.label} | \`GET /v1/fleet/status\`${tree.label === 'after' ? ' (every page, limit 200)' : ''} of a running \`powerplan serve\` (${startFlags.join(' ')}) | ${median(r.warm).toFixed(0)} | ${r.warm.map((x) => x.toFixed(0)).join(', ')} | ${median(r.first).toFixed(0)} | | ${r.peakMiB.toFixed(0)} (the service's peak) | ${verdict(median(r.warm), SIM_GOAL_MS, ' ms')}; ${verdict(r.peakMiB, SIM_GOAL_MIB, ' MiB')} |`;
+  }),
 );
-console.log('|---|---|---|---|---|---|---|---|---|');
-for (const tree of trees) {
-  const r = servedRuns.get(tree.label)!;
-  console.log(
-    `| ${simCount} | ${tree.label} | \`GET /v1/fleet/status\`${tree.label === 'after' ? ' (every page, limit 200)' : ''} of a running \`powerplan serve\` (${startFlags.join(' ')}) | ${median(r.warm).toFixed(0)} | ${r.warm.map((x) => x.toFixed(0)).join(', ')} | ${median(r.first).toFixed(0)} | | ${r.peakMiB.toFixed(0)} (the service's peak) | ${verdict(median(r.warm), SIM_GOAL_MS, ' ms')}; ${verdict(r.peakMiB, SIM_GOAL_MIB, ' MiB')} |`,
-  );
-}
 await prometheus.stop();
 await rm(simDir, { recursive: true, force: true });
 
