@@ -65,12 +65,13 @@ describe('status page', { skip }, () => {
       assert.match((await dialog.textContent()) ?? '', /Balanced[\s\S]*High performance[\s\S]*dry run/);
       assert.equal(await activeKind(served.server), 'balanced', 'the preview changed nothing');
 
-      // Escape cancels; focus returns to the button that opened the dialog.
+      // Escape cancels; focus returns to the button that opened the dialog. The dialog loses its
+      // `open` attribute first and the page moves focus later, in the dialog's `close` event (a task
+      // of its own): wait for the focus itself, not for the dialog.
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'detached' });
-      assert.equal(
-        await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
-        'Switch to High performance…',
+      await page.waitForFunction(
+        () => document.activeElement?.getAttribute('aria-label') === 'Switch to High performance…',
       );
       assert.equal(await activeKind(served.server), 'balanced', 'cancelling changed nothing');
 
@@ -114,7 +115,9 @@ describe('status page', { skip }, () => {
       // The advice now rests on this benchmark, run under the active plan.
       await page.waitForFunction((x) => document.querySelector('#advice')?.textContent?.includes(x), id);
       assert.ok(((await page.textContent('#advice-summary')) ?? '').length > 10);
+      // The history is reloaded beside the advice (not before it): wait for its row.
       const row = page.locator(`#history-table tr[data-id="${id}"]`);
+      await row.waitFor();
       assert.match((await row.textContent()) ?? '', /High performance/);
 
       const shot =
