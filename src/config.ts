@@ -117,6 +117,10 @@ export const ConfigSchema = z.object({
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
+/** Whether a fleet is configured (a fleet file or an Ansible inventory): the fleet operations work only then. */
+export const fleetConfigured = (c: Pick<Config, 'fleet' | 'ansibleInventory'>): boolean =>
+  Boolean(c.fleet || c.ansibleInventory);
+
 /** Variable name for each config key; a flag is the kebab-case key (`--state-dir`). */
 const variables: Record<keyof Config, string> = {
   host: 'POWERPLAN_HOST',
