@@ -1480,6 +1480,8 @@ export interface components {
             service: {
                 version: string;
                 node: string;
+                /** @description Whether a fleet is configured (a fleet file or an Ansible inventory); the fleet operations answer only then. */
+                fleet: boolean;
             };
         };
         Virtualization: {

@@ -264,6 +264,92 @@ function Write-PowerPlanWarning {
     foreach ($w in $Answer.warnings) { Write-Warning "${ComputerName}: $w" }
 }
 
+function Invoke-PowerPlanComputer {
+    # One computer's read for a command over a -ComputerName list, as a command of its own: the
+    # transport's terminating error then ends only this call, so the command can catch it and
+    # write it as that computer's non-terminating error (PowerShell's convention for -ComputerName
+    # lists: the other computers still answer; -ErrorAction Stop makes it terminating). Failures of
+    # the whole command (its parameters) are refused before any computer is asked and stay terminating.
+    [CmdletBinding()]
+    param([System.Collections.IDictionary]$Connection, [string]$ComputerName, [string]$Path)
+    Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $Connection -ComputerName $ComputerName -Method GET -Path $Path
+}
+
+function Write-PowerPlanComputerError {
+    # Writes the error Invoke-PowerPlanComputer ended with as the command's own non-terminating
+    # error: the same id (PowerPlan.<code>), category, computer and message; $Error keeps only this one.
+    param([System.Management.Automation.PSCmdlet]$Cmdlet, [System.Management.Automation.ErrorRecord]$ErrorRecord)
+    Remove-CaughtError $ErrorRecord
+    $id = $ErrorRecord.FullyQualifiedErrorId -replace ',Invoke-PowerPlanComputer$', ''
+    $record = New-Object System.Management.Automation.ErrorRecord -ArgumentList $ErrorRecord.Exception, $id, $ErrorRecord.CategoryInfo.Category, $ErrorRecord.TargetObject
+    $record.ErrorDetails = $ErrorRecord.ErrorDetails
+    $Cmdlet.WriteError($record)
+}
+
+function Get-PowerPlan {
+    <#
+    .SYNOPSIS
+    Gets the power plans of one or more servers, the active one marked.
+
+    .DESCRIPTION
+    Asks the powerplan service on each computer for its plans (read scope): one PowerPlan.Plan per
+    plan and computer, with its name, id and kind, IsActive for the plan in force, and Edited for a
+    built-in plan whose settings differ from stock. A computer that cannot be asked (no service, a
+    refused token) is a non-terminating error with the service's message, and the other computers
+    still answer; with -ErrorAction Stop it stops the command.
+
+    .PARAMETER ComputerName
+    Servers running the powerplan service (default localhost); pipeline input, also by property
+    name (ComputerName, CN, Name, DNSHostName).
+
+    .PARAMETER Port
+    The service's port (default 8750).
+
+    .PARAMETER Token
+    Bearer token with the read scope (SecureString or string).
+
+    .PARAMETER UseSsl
+    Use https; the service's certificate must be trusted here (see Get-Help Get-PowerPlanStatus -Parameter UseSsl).
+
+    .EXAMPLE
+    Get-PowerPlan -ComputerName sql01, sql02 -Token $token | Where-Object IsActive
+
+    .EXAMPLE
+    Get-PowerPlan sql01 | Format-Table Name, Kind, IsActive, Id
+
+    .OUTPUTS
+    PowerPlan.Plan
+    #>
+    [CmdletBinding()]
+    [OutputType('PowerPlan.Plan')]
+    param(
+        [Parameter(Position = 0, ValueFromPipeline, ValueFromPipelineByPropertyName)]
+        [Alias('CN', 'Name', 'DNSHostName')]
+        [string[]]$ComputerName = 'localhost',
+        [ValidateRange(1, 65535)][int]$Port = 8750,
+        [object]$Token,
+        [switch]$UseSsl
+    )
+    process {
+        foreach ($computer in $ComputerName) {
+            try { $list = Invoke-PowerPlanComputer -Connection $PSBoundParameters -ComputerName $computer -Path '/v1/plans' }
+            catch { Write-PowerPlanComputerError $PSCmdlet $_; continue }
+            foreach ($p in $list.plans) {
+                [pscustomobject]@{
+                    PSTypeName   = 'PowerPlan.Plan'
+                    ComputerName = $computer
+                    Name         = $p.name
+                    Kind         = $p.kind
+                    Id           = $p.id
+                    IsActive     = [bool]$p.active
+                    Edited       = [bool]$p.edited
+                    Raw          = $p
+                }
+            }
+        }
+    }
+}
+
 function Get-PowerPlanStatus {
     <#
     .SYNOPSIS
@@ -272,6 +358,8 @@ function Get-PowerPlanStatus {
     .DESCRIPTION
     Asks the powerplan service on each computer for the plan in force, its processor settings
     (minimum and maximum processor state, EPP), who owns the policy and whether it can be changed.
+    A computer that cannot be asked is a non-terminating error with the service's message; the
+    other computers still answer (-ErrorAction Stop: the first failure stops the command).
 
     .PARAMETER ComputerName
     Servers running the powerplan service. Default: localhost. Takes pipeline input, also by
@@ -313,7 +401,8 @@ function Get-PowerPlanStatus {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method GET -Path '/v1/plans/active'
+            try { $r = Invoke-PowerPlanComputer -Connection $PSBoundParameters -ComputerName $computer -Path '/v1/plans/active' }
+            catch { Write-PowerPlanComputerError $PSCmdlet $_; continue }
             $p = $r.processor
             [pscustomobject]@{
                 PSTypeName          = 'PowerPlan.Status'
@@ -441,8 +530,10 @@ function Test-PowerPlan {
         Test-PowerPlan -ComputerName sql01 -Kind high-performance | Should -BeTrue
 
     -Detailed writes a PowerPlan.TestResult instead, with the reason (Compliant, Expected, the
-    active plan's name, id and kind, Reason). A computer that does not answer is a terminating
-    error, not $false: "could not ask" is not "not compliant".
+    active plan's name, id and kind, Reason). There is one result per computer: one that cannot be
+    asked gives $false (Reason: "could not be asked: " and the service's or the connection's
+    message) and a non-terminating error saying why, and the other computers are still asked
+    (-ErrorAction Stop: that error stops the command).
 
     .PARAMETER Plan
     The expected plan, by id (a Windows GUID, braces and case do not matter; a tuned or
@@ -501,12 +592,33 @@ function Test-PowerPlan {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $list = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method GET -Path '/v1/plans'
+            if ($PSCmdlet.ParameterSetName -eq 'Plan') { $expected = $Plan } else { $expected = $Kind -join ' or ' }
+            try { $list = Invoke-PowerPlanComputer -Connection $PSBoundParameters -ComputerName $computer -Path '/v1/plans' }
+            catch {
+                # Not compliant as far as anyone can tell: $false with the reason, and the error.
+                $failure = $_
+                $why = $failure.Exception.Message
+                if ($why.StartsWith("${computer}: ")) { $why = $why.Substring($computer.Length + 2) }
+                if (-not $Detailed) { $false }
+                else {
+                    [pscustomobject]@{
+                        PSTypeName   = 'PowerPlan.TestResult'
+                        ComputerName = $computer
+                        Compliant    = $false
+                        Expected     = $expected
+                        ActivePlan   = $null
+                        ActiveId     = $null
+                        ActiveKind   = $null
+                        Reason       = "${computer}: could not be asked: $why"
+                    }
+                }
+                Write-PowerPlanComputerError $PSCmdlet $failure
+                continue
+            }
             $active = @($list.plans | Where-Object { $_.active }) | Select-Object -First 1
             if ($active) { $now = "$($active.name) ($($active.id), $($active.kind)) is active" }
             else { $now = 'no plan is active' }
             if ($PSCmdlet.ParameterSetName -eq 'Plan') {
-                $expected = $Plan
                 $id = $Plan.Trim().Trim('{', '}')
                 $wanted = @($list.plans | Where-Object { $_.id -eq $id -or $_.name -eq $Plan })
                 $compliant = [bool]($active -and ($wanted | Where-Object { $_.id -eq $active.id }))
@@ -517,7 +629,6 @@ function Test-PowerPlan {
                 else { $reason = "$now, not $($wanted[0].name) ($($wanted[0].id))." }
             }
             else {
-                $expected = $Kind -join ' or '
                 $compliant = [bool]($active -and ($Kind -contains $active.kind))
                 if ($compliant) { $reason = "$now, as expected ($expected)." }
                 else { $reason = "$now, not $expected." }
@@ -607,7 +718,9 @@ function Invoke-PowerPlanBenchmark {
 function Get-PowerPlanRecommendation {
     <#
     .SYNOPSIS
-    Gets the recommended power plan for a workload on one or more servers, with its reasons.
+    Gets the recommended power plan for a workload on one or more servers, with its reasons. A
+    computer that cannot be asked is a non-terminating error with the service's message; the other
+    computers still answer (-ErrorAction Stop: the first failure stops the command).
 
     .PARAMETER Workload
     database (default), batch, latency or energy-saving.
@@ -651,8 +764,11 @@ function Get-PowerPlanRecommendation {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method GET `
-                -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark"
+            try {
+                $r = Invoke-PowerPlanComputer -Connection $PSBoundParameters -ComputerName $computer `
+                    -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark"
+            }
+            catch { Write-PowerPlanComputerError $PSCmdlet $_; continue }
             [pscustomobject]@{
                 PSTypeName        = 'PowerPlan.Recommendation'
                 ComputerName      = $computer
@@ -721,4 +837,4 @@ class PowerPlan {
 # Installing and removing the Windows service from a release: a file of its own.
 . (Join-Path $PSScriptRoot 'PowerPlanService.ps1')
 
-Export-ModuleMember -Function Get-PowerPlanStatus, Set-PowerPlan, Test-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation, Install-PowerPlanService, Uninstall-PowerPlanService
+Export-ModuleMember -Function Get-PowerPlan, Get-PowerPlanStatus, Set-PowerPlan, Test-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation, Install-PowerPlanService, Uninstall-PowerPlanService
