@@ -131,12 +131,25 @@ if [ "$1" = configure ]; then
     useradd --system --user-group --home-dir /var/lib/powerplan --no-create-home \\
       --shell /usr/sbin/nologin --comment "powerplan service" powerplan
   fi
-  install -d -o powerplan -g powerplan -m 0700 /var/lib/powerplan
+  # A state directory left by another user (e.g. \`sudo npm start\` as root) would stop the
+  # service at start: its files are not taken over silently; the install says what to do.
+  foreign=""
+  if [ -d /var/lib/powerplan ]; then
+    foreign="$(find /var/lib/powerplan -xdev \\( ! -user powerplan -o ! -group powerplan \\) -printf '%u:%g %p\\n' 2>/dev/null | head -n 5)"
+  fi
   install -d -m 0755 /etc/powerplan
+  if [ -n "$foreign" ]; then
+    echo "powerplan: /var/lib/powerplan holds files of another user, so the service (user powerplan) may refuse to start:" >&2
+    echo "$foreign" | sed 's/^/  /' >&2
+    echo "powerplan: to let the service use them: chown -R powerplan:powerplan /var/lib/powerplan && chmod 0700 /var/lib/powerplan" >&2
+    echo "powerplan: (or move them away to start afresh), then: systemctl restart powerplan" >&2
+  else
+    install -d -o powerplan -g powerplan -m 0700 /var/lib/powerplan
+  fi
   if [ -d /run/systemd/system ]; then
     systemctl daemon-reload
     systemctl enable powerplan.service >/dev/null
-    systemctl restart powerplan.service
+    systemctl restart powerplan.service || [ -n "$foreign" ]
   fi
 fi
 exit 0

@@ -26,7 +26,7 @@ const want = (part) => parts.length === 0 || parts.includes(part);
 /**
  * The test files that exercise Windows code paths, run by the Windows node.exe. Every other test
  * file drives Linux tools (tuned, power-profiles-daemon, dbus, namespaces, chromium, pwsh,
- * ansible) or is platform-neutral and already runs under Linux Node 20 and 24.
+ * ansible) or is platform-neutral and already runs under Linux Node 22 and 24.
  */
 export const WINDOWS_TEST_FILES = [
   'test/platform/windows/parse.test.ts',

@@ -2,14 +2,37 @@
  * Configuration, parsed once with zod from command-line flags and POWERPLAN_* variables (flags win).
  * Nothing else in the code reads process.env.
  */
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PowerPlanError } from './domain/errors.ts';
 
-const defaultStateDir = (env: NodeJS.ProcessEnv): string => {
+/** The system's state directory on Linux: the service's (the unit's, the .deb's, the image's). */
+export const SYSTEM_STATE_DIR = '/var/lib/powerplan';
+
+/**
+ * Who runs this process and who owns a directory, for the default state directory (tests give
+ * their own).
+ */
+export interface StateDirProbe {
+  uid: number | undefined;
+  ownerOf: (dir: string) => number | undefined;
+}
+const realProbe: StateDirProbe = {
+  uid: process.getuid?.(),
+  ownerOf: (dir) => statSync(dir, { throwIfNoEntry: false })?.uid,
+};
+
+/**
+ * Windows: %ProgramData%\powerplan. Linux: /var/lib/powerplan for root and for the user who owns
+ * it (the packaged service's user: its CLI then reads the service's state, as the unit does);
+ * every other user has ~/.local/state/powerplan (XDG_STATE_HOME).
+ */
+export const defaultStateDir = (env: NodeJS.ProcessEnv, probe: StateDirProbe = realProbe): string => {
   if (process.platform === 'win32') return join(env.ProgramData ?? 'C:\\ProgramData', 'powerplan');
-  if (process.getuid?.() === 0) return '/var/lib/powerplan';
+  if (probe.uid === 0) return SYSTEM_STATE_DIR;
+  if (probe.uid !== undefined && probe.ownerOf(SYSTEM_STATE_DIR) === probe.uid) return SYSTEM_STATE_DIR;
   return join(env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'powerplan');
 };
 
@@ -114,8 +137,14 @@ export const ConfigSchema = z.object({
   powershell: z.string().min(1),
   /** Check and set the ACL of the state directory and token file: on Windows (auto) or always. */
   aclCheck: z.enum(['auto', 'always']).default('auto'),
+  /** The local control channel (lib/control-socket.ts): a socket path or pipe name, or `none`. */
+  controlSocket: z.string().min(1).optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** Whether a fleet is configured (a fleet file or an Ansible inventory): the fleet operations work only then. */
+export const fleetConfigured = (c: Pick<Config, 'fleet' | 'ansibleInventory'>): boolean =>
+  Boolean(c.fleet || c.ansibleInventory);
 
 /** Variable name for each config key; a flag is the kebab-case key (`--state-dir`). */
 const variables: Record<keyof Config, string> = {
@@ -151,6 +180,7 @@ const variables: Record<keyof Config, string> = {
   icacls: 'POWERPLAN_ICACLS',
   powershell: 'POWERPLAN_POWERSHELL',
   aclCheck: 'POWERPLAN_ACL_CHECK',
+  controlSocket: 'POWERPLAN_CONTROL_SOCKET',
 };
 
 export const configVariables = variables;
@@ -161,7 +191,7 @@ export const configHelp: Record<keyof Config, string> = {
   port: 'port to listen on (default 8750; 0 picks a free one)',
   backend: 'auto (by platform), windows, linux or simulated (default auto)',
   stateDir:
-    'audit log, benchmark history, holds, journals (default /var/lib/powerplan as root, %ProgramData%\\powerplan on Windows)',
+    'audit log, benchmark history, holds, journals (default /var/lib/powerplan as root and as its owner, the service user; %ProgramData%\\powerplan on Windows)',
   powercfg: 'powercfg.exe to run (Windows; never looked up on PATH)',
   reg: 'reg.exe for group policy and the code page (Windows)',
   wevtutil: 'wevtutil.exe for the processor power events 55/37 (Windows)',
@@ -190,6 +220,8 @@ export const configHelp: Record<keyof Config, string> = {
   icacls: 'icacls.exe that sets and checks the ACLs of the state directory and token file (Windows)',
   powershell: 'powershell.exe that reads the owner of the state directory and token file (Windows)',
   aclCheck: 'auto: check and set ACLs on Windows; always: everywhere (default auto)',
+  controlSocket:
+    'local control socket (default <state dir>/control/powerplan.sock; \\\\.\\pipe\\powerplan on Windows; none: off)',
 };
 
 export const loadConfig = (

@@ -1,7 +1,9 @@
 // A Node single-executable application (SEA): a CommonJS script made into a blob by the same node
 // binary it goes into (a Windows node.exe natively on Windows, under Wine elsewhere; a Linux node
 // directly), then injected into a copy of that binary with postject. No code cache and no
-// snapshot: the blob only depends on the script, so the same input gives the same bytes.
+// snapshot: the blob only depends on the script, so the same input gives the same bytes. The blob
+// records the script's path as the SEA config names it (it shows in stack traces): node runs in the
+// work folder with the relative name `powerplan.cjs`, so no build path goes into the executable.
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -15,7 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'postject';
-import { createPrefix, winPath } from './wine.mjs';
+import { createPrefix } from './wine.mjs';
 
 export const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
@@ -23,14 +25,14 @@ export const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
  * Runs the Windows node.exe with `args` (paths in them already in its form: see `toWindows`).
  * On Windows directly; elsewhere in a Wine prefix made for the call unless one is given.
  */
-const windowsNode = (nodeExe, args, prefix) => {
+const windowsNode = (nodeExe, args, cwd, prefix) => {
   if (process.platform === 'win32' || !nodeExe.endsWith('.exe')) {
-    execFileSync(nodeExe, args, { stdio: 'inherit' });
+    execFileSync(nodeExe, args, { stdio: 'inherit', cwd });
     return;
   }
   const own = prefix ?? createPrefix('sea');
   try {
-    const r = own.run(nodeExe, args);
+    const r = own.run(nodeExe, args, { cwd });
     if (r.status !== 0) throw new Error(`node.exe ${args.join(' ')}: exit ${r.status}\n${r.output}`);
   } finally {
     if (!prefix) own.close();
@@ -39,22 +41,21 @@ const windowsNode = (nodeExe, args, prefix) => {
 
 /** Makes `out` running `mainScript` (CommonJS, self-contained) on `nodeExe` (node.exe or node). */
 export const buildSea = async ({ nodeExe, mainScript, out, prefix }) => {
-  const toWindows = (p) => (process.platform === 'win32' || !nodeExe.endsWith('.exe') ? p : winPath(p));
   const work = mkdtempSync(join(tmpdir(), 'powerplan-sea-'));
   try {
     const blob = join(work, 'sea.blob');
-    const config = join(work, 'sea-config.json');
+    copyFileSync(mainScript, join(work, 'powerplan.cjs'));
     writeFileSync(
-      config,
+      join(work, 'sea-config.json'),
       JSON.stringify({
-        main: toWindows(mainScript),
-        output: toWindows(blob),
+        main: 'powerplan.cjs',
+        output: 'sea.blob',
         disableExperimentalSEAWarning: true,
         useSnapshot: false,
         useCodeCache: false,
       }),
     );
-    windowsNode(nodeExe, ['--experimental-sea-config', toWindows(config)], prefix);
+    windowsNode(nodeExe, ['--experimental-sea-config', 'sea-config.json'], work, prefix);
     copyFileSync(nodeExe, out);
     chmodSync(out, 0o755);
     await inject(out, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });

@@ -4,4 +4,6 @@ export declare const PINNED: Record<
 >;
 export declare const cacheDir: () => string;
 export declare const sha256: (path: string) => string;
-export declare const pinned: (name: 'nodeWin' | 'nodeLinux24' | 'nodeLicense' | 'winsw') => string;
+export declare const pinned: (
+  name: 'nodeWin' | 'nodeLinux22' | 'nodeLinux24' | 'nodeLicense' | 'winsw',
+) => string;

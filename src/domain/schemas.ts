@@ -280,7 +280,15 @@ export const SystemInfo = z
     virtualization: Virtualization,
     powerSource: PowerSource,
     backend: z.object({ name: BackendName, capabilities: Capabilities }),
-    service: z.object({ version: z.string(), node: z.string() }),
+    service: z.object({
+      version: z.string(),
+      node: z.string(),
+      fleet: z
+        .boolean()
+        .describe(
+          'Whether a fleet is configured (a fleet file or an Ansible inventory); the fleet operations answer only then.',
+        ),
+    }),
   })
   .meta({ id: 'SystemInfo' });
 export type SystemInfo = z.infer<typeof SystemInfo>;

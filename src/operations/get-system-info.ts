@@ -1,4 +1,5 @@
 /** get_system_info: what this machine is and which backend answers for it. */
+import { fleetConfigured } from '../config.ts';
 import { SystemInfo } from '../domain/schemas.ts';
 import { facts } from '../lib/table.ts';
 import { systemInfo } from '../services/system-info.ts';
@@ -42,5 +43,5 @@ export const getSystemInfo = defineOperation({
         { width: 16, indent: '' },
       ).join('\n'),
   },
-  handler: async (_input, ctx) => systemInfo(ctx.backend),
+  handler: async (_input, ctx) => systemInfo(ctx.backend, fleetConfigured(ctx.config)),
 });

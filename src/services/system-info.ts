@@ -4,7 +4,7 @@ import type { SystemInfo } from '../domain/schemas.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { version } from '../version.ts';
 
-export const systemInfo = async (backend: PowerBackend): Promise<SystemInfo> => {
+export const systemInfo = async (backend: PowerBackend, fleet: boolean): Promise<SystemInfo> => {
   const [facts, capabilities] = await Promise.all([backend.facts(), backend.capabilities()]);
   return {
     hostname: hostname(),
@@ -15,6 +15,6 @@ export const systemInfo = async (backend: PowerBackend): Promise<SystemInfo> => 
     virtualization: facts.virtualization,
     powerSource: facts.powerSource,
     backend: { name: backend.name, capabilities },
-    service: { version, node: process.version },
+    service: { version, node: process.version, fleet },
   };
 };

@@ -51,13 +51,24 @@ describe('.github/workflows/ci.yml', () => {
     assert.ok(workflowErrors('name: x\non: push\njobs: 3\n').length > 0);
   });
 
-  it('runs .ci/run on Linux as root in Debian 12 for Node 20, 22 and 24, the range package.json declares', () => {
+  it('runs .ci/run on Linux as root in Debian 12; .ci/run runs the suite on Node 22 and 24, the range package.json declares', async () => {
     const linux = workflow.jobs.linux!;
-    assert.deepEqual(linux.strategy?.matrix.node, ['20', '22', '24']);
-    assert.match(linux.container?.image ?? '', /^node:\$\{\{ matrix\.node \}\}-bookworm$/);
+    assert.equal(linux.strategy, undefined, 'one job: .ci/run itself covers each supported version');
+    assert.equal(linux.container?.image, 'node:22-bookworm');
     assert.match(linux.container?.options ?? '', /--privileged/);
     assert.ok(linux.steps.some((s) => /bash \.ci\/run/.test(s.run ?? '')));
-    assert.equal(pkg.engines.node, '^20.19.0 || ^22.0.0 || >=24.0.0');
+    assert.equal(pkg.engines.node, '^22.19.0 || >=24.0.0');
+    const ci = readFileSync(join(repoRoot, '.ci', 'run'), 'utf8');
+    // The README's commands on the pinned Node 22, the suite again on the pinned Node 24.
+    assert.match(ci, /export PATH="\$\(pinned_node_bin nodeLinux22\):\$PATH"[\s\S]*npm ci[\s\S]*npm test/);
+    assert.match(
+      ci,
+      /node24_bin="\$\(pinned_node_bin nodeLinux24\)"[\s\S]*PATH="\$node24_bin:\$PATH" npm test/,
+    );
+    const { PINNED } = await import('../../scripts/windows/toolchain.mjs');
+    assert.match(PINNED.nodeLinux22?.spec ?? '', /@22\./);
+    assert.match(PINNED.nodeLinux24?.spec ?? '', /@24\./);
+    for (const p of [PINNED.nodeLinux22, PINNED.nodeLinux24]) assert.match(p?.sha256 ?? '', /^[0-9a-f]{64}$/);
   });
 
   it('on windows-latest: unit tests, the powercfg smoke test and the module tests under 5.1 and 7', () => {
@@ -75,6 +86,22 @@ describe('.github/workflows/ci.yml', () => {
     const smoke = readFileSync(join(repoRoot, '.github', 'scripts', 'powercfg-smoke.ps1'), 'utf8');
     assert.match(smoke, /8c5e7fda-e8bf-4a96-9a85-a6e23a8c635c/);
     assert.match(smoke, /finally \{\s*powercfg \/setactive \$original/);
+  });
+
+  it('.ci/run leaves the daemons it installs disabled at boot, whether or not systemd runs', () => {
+    const ci = readFileSync(join(repoRoot, '.ci', 'run'), 'utf8');
+    const daemons = /^daemons=\(([^)]*)\)$/m.exec(ci)?.[1]?.split(' ') ?? [];
+    assert.deepEqual(daemons.sort(), [
+      'power-profiles-daemon.service',
+      'prometheus-node-exporter.service',
+      'prometheus.service',
+      'tuned.service',
+    ]);
+    // Offline (no running systemd needed), then the links themselves are checked.
+    const loop = ci.slice(ci.indexOf('for unit in '));
+    assert.match(loop, /^ {4}\$sudo systemctl --root=\/ disable "\$unit"/m);
+    assert.match(loop, /still enabled at boot/);
+    assert.doesNotMatch(ci, /systemctl disable --now/);
   });
 
   it('on a tag: the zip built and installed as a service on windows-latest, the .deb built and installed, both published', () => {

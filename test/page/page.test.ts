@@ -38,7 +38,15 @@ describe('status page', { skip }, () => {
       await ready(page);
       assert.match((await page.textContent('#active-plan-name')) ?? '', /Balanced/);
       assert.match((await page.textContent('#whoami')) ?? '', /Local caller without a token: read only/);
-      assert.match((await page.textContent('#system')) ?? '', /simulated/);
+      // The simulated backend's facts say so; the host, OS and CPU are this machine's.
+      const system = (await page.textContent('#system')) ?? '';
+      assert.match(system, /Virtual machine \(simulated\)no/);
+      assert.match(system, /Power source \(simulated\)/);
+      assert.match(
+        system,
+        /Simulated backend: the plans, the virtual machine and the power source are a simulation/,
+      );
+      assert.doesNotMatch(system, /none detected/);
       assert.equal(await page.locator('#plans li').count(), 3);
       assert.equal(await page.locator('#errors > *').count(), 0, (await page.textContent('#errors')) ?? '');
     });
@@ -65,12 +73,13 @@ describe('status page', { skip }, () => {
       assert.match((await dialog.textContent()) ?? '', /Balanced[\s\S]*High performance[\s\S]*dry run/);
       assert.equal(await activeKind(served.server), 'balanced', 'the preview changed nothing');
 
-      // Escape cancels; focus returns to the button that opened the dialog.
+      // Escape cancels; focus returns to the button that opened the dialog. The dialog loses its
+      // `open` attribute first and the page moves focus later, in the dialog's `close` event (a task
+      // of its own): wait for the focus itself, not for the dialog.
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'detached' });
-      assert.equal(
-        await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
-        'Switch to High performance…',
+      await page.waitForFunction(
+        () => document.activeElement?.getAttribute('aria-label') === 'Switch to High performance…',
       );
       assert.equal(await activeKind(served.server), 'balanced', 'cancelling changed nothing');
 
@@ -114,7 +123,9 @@ describe('status page', { skip }, () => {
       // The advice now rests on this benchmark, run under the active plan.
       await page.waitForFunction((x) => document.querySelector('#advice')?.textContent?.includes(x), id);
       assert.ok(((await page.textContent('#advice-summary')) ?? '').length > 10);
+      // The history is reloaded beside the advice (not before it): wait for its row.
       const row = page.locator(`#history-table tr[data-id="${id}"]`);
+      await row.waitFor();
       assert.match((await row.textContent()) ?? '', /High performance/);
 
       const shot =
@@ -122,6 +133,45 @@ describe('status page', { skip }, () => {
       await page.screenshot({ path: shot, fullPage: true });
       assert.ok((await stat(shot)).size > 10_000);
       if (!process.env.POWERPLAN_SCREENSHOT) await rm(shot);
+    });
+
+    it('shows the wake-up figures beside the ramp chart, and the commands whole, wrapped, with a copy button', async () => {
+      const { page } = b;
+      const id = await page.getAttribute('#history-table tbody tr[data-id]', 'data-id');
+      const result = (await (await fetch(`${served.server.url}/v1/benchmarks/${id}`)).json()) as {
+        phases: { wakeUp?: { gaps: { costUs: { p50: number; p99: number } }[] } };
+      };
+      const gaps = result.phases.wakeUp?.gaps ?? [];
+      assert.ok(gaps.length > 0, 'the benchmark ran the wake-up probe');
+      // Right after the burst (ramp) chart, one row per gap with the cost's p50 and p99.
+      assert.equal(
+        await page.evaluate(() => document.querySelector('#bench-result figure + #wakeup') !== null),
+        true,
+      );
+      const rows = await page.$$eval('#wakeup-table tbody tr', (trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+      );
+      assert.equal(rows.length, gaps.length);
+      assert.equal(rows[0]?.[0], `${gaps[0]!.costUs.p50.toFixed(1)} µs`);
+      assert.equal(rows[0]?.[1], `${gaps[0]!.costUs.p99.toFixed(1)} µs`);
+
+      // Every command of the advice fits its box (wrapped, nothing cut off) and copies exactly.
+      await page.setViewportSize({ width: 480, height: 800 });
+      const commands = page.locator('#advice .command');
+      assert.ok((await commands.count()) > 0, 'the advice gives commands');
+      const overflow = await page.$$eval('#advice .command pre', (pres) =>
+        pres.filter((p) => p.scrollWidth > p.clientWidth + 1).map((p) => p.textContent),
+      );
+      assert.deepEqual(overflow, []);
+      await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: served.server.url });
+      const first = commands.first();
+      await first.locator('button.copy').click();
+      await first.locator('button.copy', { hasText: 'Copied' }).waitFor();
+      assert.equal(
+        await page.evaluate(() => navigator.clipboard.readText()),
+        await first.locator('pre').textContent(),
+      );
+      await page.setViewportSize({ width: 1100, height: 900 });
     });
 
     it('reads well on a narrow screen: nothing wider than the viewport', async () => {

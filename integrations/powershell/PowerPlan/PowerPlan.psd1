@@ -6,7 +6,7 @@
     Description          = 'Reads, measures and sets the OS power plan of one or many servers through the powerplan REST API.'
     PowerShellVersion    = '5.1'
     CompatiblePSEditions = @('Desktop', 'Core')
-    FunctionsToExport    = @('Get-PowerPlanStatus', 'Set-PowerPlan', 'Test-PowerPlan', 'Invoke-PowerPlanBenchmark', 'Get-PowerPlanRecommendation', 'Install-PowerPlanService', 'Uninstall-PowerPlanService')
+    FunctionsToExport    = @('Get-PowerPlan', 'Get-PowerPlanStatus', 'Set-PowerPlan', 'Test-PowerPlan', 'Invoke-PowerPlanBenchmark', 'Get-PowerPlanRecommendation', 'Install-PowerPlanService', 'Uninstall-PowerPlanService')
     CmdletsToExport      = @()
     DscResourcesToExport = @('PowerPlan')
     VariablesToExport    = @()

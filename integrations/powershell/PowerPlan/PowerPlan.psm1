@@ -15,30 +15,73 @@ function ConvertTo-PlainToken {
     return [string]$Token
 }
 
-function Get-PowerPlanLocalCredential {
-    # The local administrator credential of this computer's service: the control token it keeps in
-    # its state directory as admin.token (POWERPLAN_STATE_DIR, else %ProgramData%\powerplan on
-    # Windows, /var/lib/powerplan elsewhere). Only Administrators (an elevated session) or root can
-    # read it; anyone else gets $null and calls without a token, which the service answers for
-    # reading only. Only for a loopback name: the service accepts it from this computer alone.
+function Get-PowerPlanControlPath {
+    # The control channel of this computer's service, for a loopback name: POWERPLAN_CONTROL_SOCKET,
+    # else on Windows the named pipe \\.\pipe\powerplan, elsewhere the Unix socket
+    # control/powerplan.sock in the state directory (POWERPLAN_STATE_DIR, else /var/lib/powerplan).
+    # The OS lets only the service's user and root / an elevated session open it, and a caller on it
+    # has control without sending any credential (docs/SECURITY.md, "Local control").
     param([string]$ComputerName)
     if ($ComputerName -notin @('localhost', '127.0.0.1', '::1', '[::1]')) { return $null }
+    if ($env:POWERPLAN_CONTROL_SOCKET) { return $env:POWERPLAN_CONTROL_SOCKET }
+    if ([System.Environment]::OSVersion.Platform -eq [System.PlatformID]::Win32NT) { return '\\.\pipe\powerplan' }
     $dir = $env:POWERPLAN_STATE_DIR
-    if (-not $dir) {
-        if ($env:ProgramData) { $dir = Join-Path $env:ProgramData 'powerplan' } else { $dir = '/var/lib/powerplan' }
+    if (-not $dir) { $dir = '/var/lib/powerplan' }
+    [System.IO.Path]::Combine($dir, 'control', 'powerplan.sock')
+}
+
+function Open-PowerPlanControlStream {
+    # A stream on the control channel, or $null when this session may not open it (not elevated,
+    # not root or the service's user) or nothing serves it (the service is down): the call then
+    # goes over TCP without a token, which the service answers for reading only. A pipe must be
+    # owned by SYSTEM or Administrators and a socket's directory by root or this user with no access
+    # for others; a pipe that another user created first (while the service was down) is closed
+    # before anything is sent, and the call fails saying so.
+    param([string]$Path, [int]$TimeoutSec)
+    if ($Path.StartsWith('\\.\pipe\')) {
+        $pipe = New-Object System.IO.Pipes.NamedPipeClientStream -ArgumentList '.', $Path.Substring(9), ([System.IO.Pipes.PipeDirection]::InOut)
+        try { $pipe.Connect(1000) }
+        catch { Remove-CaughtError $_; $pipe.Dispose(); return $null }
+        if ($PSVersionTable.PSEdition -eq 'Core') { $acl = [System.IO.Pipes.PipesAclExtensions]::GetAccessControl($pipe) }
+        else { $acl = $pipe.GetAccessControl() }
+        $owner = $acl.GetOwner([System.Security.Principal.SecurityIdentifier]).Value
+        if ($owner -notin @('S-1-5-18', 'S-1-5-32-544')) {
+            $pipe.Dispose()
+            throw "The pipe $Path belongs to $owner, not to SYSTEM or Administrators: another program serves it, not the powerplan service; nothing was sent. Stop that program and restart the service."
+        }
+        $pipe.ReadTimeout = $TimeoutSec * 1000
+        return $pipe
     }
-    $file = Join-Path $dir 'admin.token'
-    if (-not [System.IO.File]::Exists($file)) { return $null }
+    $dir = [System.IO.Path]::GetDirectoryName($Path)
+    $item = Get-Item -LiteralPath $dir -Force -ErrorAction SilentlyContinue
+    if (-not $item -or -not $item.PSIsContainer) { return $null }
+    if ($item.User -notin @('root', [System.Environment]::UserName) -or ([int]$item.UnixFileMode -band 63)) { return $null }
+    $socket = New-Object System.Net.Sockets.Socket -ArgumentList ([System.Net.Sockets.AddressFamily]::Unix), ([System.Net.Sockets.SocketType]::Stream), ([System.Net.Sockets.ProtocolType]::Unspecified)
+    try { $socket.Connect((New-Object System.Net.Sockets.UnixDomainSocketEndPoint -ArgumentList $Path)) }
+    catch { Remove-CaughtError $_; $socket.Dispose(); return $null }
+    $socket.ReceiveTimeout = $TimeoutSec * 1000
+    New-Object System.Net.Sockets.NetworkStream -ArgumentList $socket, $true
+}
+
+function Invoke-PowerPlanControlRequest {
+    # One HTTP/1.0 request on a control stream (so the answer is never chunked and ends when the
+    # service closes the connection); answers @{ Status; Text }, the body read as UTF-8.
+    param([System.IO.Stream]$Stream, [string]$Method, [string]$Path, [byte[]]$Body)
+    $buffer = New-Object System.IO.MemoryStream
     try {
-        $text = [System.IO.File]::ReadAllText($file).Trim()
+        $head = "$Method $Path HTTP/1.0`r`nHost: localhost`r`nAccept: application/json`r`n"
+        if ($null -ne $Body) { $head += "Content-Type: application/json; charset=utf-8`r`nContent-Length: $($Body.Length)`r`n" }
+        $bytes = [System.Text.Encoding]::ASCII.GetBytes("$head`r`n")
+        $Stream.Write($bytes, 0, $bytes.Length)
+        if ($null -ne $Body) { $Stream.Write($Body, 0, $Body.Length) }
+        $Stream.Flush()
+        $Stream.CopyTo($buffer)
     }
-    catch {
-        # Not readable here (not elevated): no credential, and no record of it left in $Error.
-        Remove-CaughtError $_
-        return $null
-    }
-    if ($text -match '^pp_[A-Za-z0-9_-]{43}$') { return $text }
-    return $null
+    finally { $Stream.Dispose() }
+    $text = [System.Text.Encoding]::UTF8.GetString($buffer.ToArray())
+    $end = $text.IndexOf("`r`n`r`n")
+    if ($text -notmatch '^HTTP/1\.[01] (\d{3})' -or $end -lt 0) { throw "The control channel gave no HTTP answer." }
+    @{ Status = [int]$Matches[1]; Text = $text.Substring($end + 4) }
 }
 
 function Get-PowerPlanErrorCategory {
@@ -145,8 +188,11 @@ function Invoke-PowerPlanApi {
         # anything between < and >, such as <token>); 5.1 keeps the body whole in ErrorDetails.
         $request.SkipHttpErrorCheck = $true
     }
+    # Without a token, this computer's service is asked over its control channel when this session
+    # may open it; a token goes only over TCP, to the address given.
     $plain = ConvertTo-PlainToken $Token
-    if (-not $plain) { $plain = Get-PowerPlanLocalCredential $ComputerName }
+    $control = $null
+    if (-not $plain -and -not $UseSsl) { $control = Get-PowerPlanControlPath $ComputerName }
     if ($plain) { $request.Headers.Authorization = "Bearer $plain" }
     if ($null -ne $Body) {
         $request.Body = [System.Text.Encoding]::UTF8.GetBytes(($Body | ConvertTo-Json -Compress -Depth 5))
@@ -156,9 +202,18 @@ function Invoke-PowerPlanApi {
     $text = $null
     $failure = $null
     try {
-        $response = Invoke-WebRequest @request
-        $status = [int]$response.StatusCode
-        $text = [System.Text.Encoding]::UTF8.GetString($response.RawContentStream.ToArray())
+        $stream = $null
+        if ($control) { $stream = Open-PowerPlanControlStream -Path $control -TimeoutSec $TimeoutSec }
+        if ($stream) {
+            $answer = Invoke-PowerPlanControlRequest -Stream $stream -Method $Method -Path $Path -Body $request['Body']
+            $status = $answer.Status
+            $text = $answer.Text
+        }
+        else {
+            $response = Invoke-WebRequest @request
+            $status = [int]$response.StatusCode
+            $text = [System.Text.Encoding]::UTF8.GetString($response.RawContentStream.ToArray())
+        }
     }
     catch {
         $failure = $_
@@ -209,6 +264,92 @@ function Write-PowerPlanWarning {
     foreach ($w in $Answer.warnings) { Write-Warning "${ComputerName}: $w" }
 }
 
+function Invoke-PowerPlanComputer {
+    # One computer's read for a command over a -ComputerName list, as a command of its own: the
+    # transport's terminating error then ends only this call, so the command can catch it and
+    # write it as that computer's non-terminating error (PowerShell's convention for -ComputerName
+    # lists: the other computers still answer; -ErrorAction Stop makes it terminating). Failures of
+    # the whole command (its parameters) are refused before any computer is asked and stay terminating.
+    [CmdletBinding()]
+    param([System.Collections.IDictionary]$Connection, [string]$ComputerName, [string]$Path)
+    Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $Connection -ComputerName $ComputerName -Method GET -Path $Path
+}
+
+function Write-PowerPlanComputerError {
+    # Writes the error Invoke-PowerPlanComputer ended with as the command's own non-terminating
+    # error: the same id (PowerPlan.<code>), category, computer and message; $Error keeps only this one.
+    param([System.Management.Automation.PSCmdlet]$Cmdlet, [System.Management.Automation.ErrorRecord]$ErrorRecord)
+    Remove-CaughtError $ErrorRecord
+    $id = $ErrorRecord.FullyQualifiedErrorId -replace ',Invoke-PowerPlanComputer$', ''
+    $record = New-Object System.Management.Automation.ErrorRecord -ArgumentList $ErrorRecord.Exception, $id, $ErrorRecord.CategoryInfo.Category, $ErrorRecord.TargetObject
+    $record.ErrorDetails = $ErrorRecord.ErrorDetails
+    $Cmdlet.WriteError($record)
+}
+
+function Get-PowerPlan {
+    <#
+    .SYNOPSIS
+    Gets the power plans of one or more servers, the active one marked.
+
+    .DESCRIPTION
+    Asks the powerplan service on each computer for its plans (read scope): one PowerPlan.Plan per
+    plan and computer, with its name, id and kind, IsActive for the plan in force, and Edited for a
+    built-in plan whose settings differ from stock. A computer that cannot be asked (no service, a
+    refused token) is a non-terminating error with the service's message, and the other computers
+    still answer; with -ErrorAction Stop it stops the command.
+
+    .PARAMETER ComputerName
+    Servers running the powerplan service (default localhost); pipeline input, also by property
+    name (ComputerName, CN, Name, DNSHostName).
+
+    .PARAMETER Port
+    The service's port (default 8750).
+
+    .PARAMETER Token
+    Bearer token with the read scope (SecureString or string).
+
+    .PARAMETER UseSsl
+    Use https; the service's certificate must be trusted here (see Get-Help Get-PowerPlanStatus -Parameter UseSsl).
+
+    .EXAMPLE
+    Get-PowerPlan -ComputerName sql01, sql02 -Token $token | Where-Object IsActive
+
+    .EXAMPLE
+    Get-PowerPlan sql01 | Format-Table Name, Kind, IsActive, Id
+
+    .OUTPUTS
+    PowerPlan.Plan
+    #>
+    [CmdletBinding()]
+    [OutputType('PowerPlan.Plan')]
+    param(
+        [Parameter(Position = 0, ValueFromPipeline, ValueFromPipelineByPropertyName)]
+        [Alias('CN', 'Name', 'DNSHostName')]
+        [string[]]$ComputerName = 'localhost',
+        [ValidateRange(1, 65535)][int]$Port = 8750,
+        [object]$Token,
+        [switch]$UseSsl
+    )
+    process {
+        foreach ($computer in $ComputerName) {
+            try { $list = Invoke-PowerPlanComputer -Connection $PSBoundParameters -ComputerName $computer -Path '/v1/plans' }
+            catch { Write-PowerPlanComputerError $PSCmdlet $_; continue }
+            foreach ($p in $list.plans) {
+                [pscustomobject]@{
+                    PSTypeName   = 'PowerPlan.Plan'
+                    ComputerName = $computer
+                    Name         = $p.name
+                    Kind         = $p.kind
+                    Id           = $p.id
+                    IsActive     = [bool]$p.active
+                    Edited       = [bool]$p.edited
+                    Raw          = $p
+                }
+            }
+        }
+    }
+}
+
 function Get-PowerPlanStatus {
     <#
     .SYNOPSIS
@@ -217,6 +358,8 @@ function Get-PowerPlanStatus {
     .DESCRIPTION
     Asks the powerplan service on each computer for the plan in force, its processor settings
     (minimum and maximum processor state, EPP), who owns the policy and whether it can be changed.
+    A computer that cannot be asked is a non-terminating error with the service's message; the
+    other computers still answer (-ErrorAction Stop: the first failure stops the command).
 
     .PARAMETER ComputerName
     Servers running the powerplan service. Default: localhost. Takes pipeline input, also by
@@ -258,7 +401,8 @@ function Get-PowerPlanStatus {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method GET -Path '/v1/plans/active'
+            try { $r = Invoke-PowerPlanComputer -Connection $PSBoundParameters -ComputerName $computer -Path '/v1/plans/active' }
+            catch { Write-PowerPlanComputerError $PSCmdlet $_; continue }
             $p = $r.processor
             [pscustomobject]@{
                 PSTypeName          = 'PowerPlan.Status'
@@ -386,8 +530,10 @@ function Test-PowerPlan {
         Test-PowerPlan -ComputerName sql01 -Kind high-performance | Should -BeTrue
 
     -Detailed writes a PowerPlan.TestResult instead, with the reason (Compliant, Expected, the
-    active plan's name, id and kind, Reason). A computer that does not answer is a terminating
-    error, not $false: "could not ask" is not "not compliant".
+    active plan's name, id and kind, Reason). There is one result per computer: one that cannot be
+    asked gives $false (Reason: "could not be asked: " and the service's or the connection's
+    message) and a non-terminating error saying why, and the other computers are still asked
+    (-ErrorAction Stop: that error stops the command).
 
     .PARAMETER Plan
     The expected plan, by id (a Windows GUID, braces and case do not matter; a tuned or
@@ -446,12 +592,33 @@ function Test-PowerPlan {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $list = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method GET -Path '/v1/plans'
+            if ($PSCmdlet.ParameterSetName -eq 'Plan') { $expected = $Plan } else { $expected = $Kind -join ' or ' }
+            try { $list = Invoke-PowerPlanComputer -Connection $PSBoundParameters -ComputerName $computer -Path '/v1/plans' }
+            catch {
+                # Not compliant as far as anyone can tell: $false with the reason, and the error.
+                $failure = $_
+                $why = $failure.Exception.Message
+                if ($why.StartsWith("${computer}: ")) { $why = $why.Substring($computer.Length + 2) }
+                if (-not $Detailed) { $false }
+                else {
+                    [pscustomobject]@{
+                        PSTypeName   = 'PowerPlan.TestResult'
+                        ComputerName = $computer
+                        Compliant    = $false
+                        Expected     = $expected
+                        ActivePlan   = $null
+                        ActiveId     = $null
+                        ActiveKind   = $null
+                        Reason       = "${computer}: could not be asked: $why"
+                    }
+                }
+                Write-PowerPlanComputerError $PSCmdlet $failure
+                continue
+            }
             $active = @($list.plans | Where-Object { $_.active }) | Select-Object -First 1
             if ($active) { $now = "$($active.name) ($($active.id), $($active.kind)) is active" }
             else { $now = 'no plan is active' }
             if ($PSCmdlet.ParameterSetName -eq 'Plan') {
-                $expected = $Plan
                 $id = $Plan.Trim().Trim('{', '}')
                 $wanted = @($list.plans | Where-Object { $_.id -eq $id -or $_.name -eq $Plan })
                 $compliant = [bool]($active -and ($wanted | Where-Object { $_.id -eq $active.id }))
@@ -462,7 +629,6 @@ function Test-PowerPlan {
                 else { $reason = "$now, not $($wanted[0].name) ($($wanted[0].id))." }
             }
             else {
-                $expected = $Kind -join ' or '
                 $compliant = [bool]($active -and ($Kind -contains $active.kind))
                 if ($compliant) { $reason = "$now, as expected ($expected)." }
                 else { $reason = "$now, not $expected." }
@@ -552,7 +718,9 @@ function Invoke-PowerPlanBenchmark {
 function Get-PowerPlanRecommendation {
     <#
     .SYNOPSIS
-    Gets the recommended power plan for a workload on one or more servers, with its reasons.
+    Gets the recommended power plan for a workload on one or more servers, with its reasons. A
+    computer that cannot be asked is a non-terminating error with the service's message; the other
+    computers still answer (-ErrorAction Stop: the first failure stops the command).
 
     .PARAMETER Workload
     database (default), batch, latency or energy-saving.
@@ -596,8 +764,11 @@ function Get-PowerPlanRecommendation {
     )
     process {
         foreach ($computer in $ComputerName) {
-            $r = Invoke-PowerPlanApi -Cmdlet $PSCmdlet -Connection $PSBoundParameters -ComputerName $computer -Method GET `
-                -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark"
+            try {
+                $r = Invoke-PowerPlanComputer -Connection $PSBoundParameters -ComputerName $computer `
+                    -Path "/v1/recommendation?workload=$Workload&benchmark=$Benchmark"
+            }
+            catch { Write-PowerPlanComputerError $PSCmdlet $_; continue }
             [pscustomobject]@{
                 PSTypeName        = 'PowerPlan.Recommendation'
                 ComputerName      = $computer
@@ -616,7 +787,7 @@ function Get-PowerPlanRecommendation {
 # A DSC resource (class-based, Windows PowerShell 5.1's LCM, Invoke-DscResource or Azure Machine
 # Configuration) on top of the commands: the node's own service makes the plan the active one.
 # Test asks the service for a dry run, so "compliant" means exactly what Set-PowerPlan would not
-# change; the LCM runs as SYSTEM, which reads the service's local administrator credential.
+# change; the LCM runs as SYSTEM, which may open the service's control pipe.
 [DscResource()]
 class PowerPlan {
     # One power plan per node.
@@ -666,4 +837,4 @@ class PowerPlan {
 # Installing and removing the Windows service from a release: a file of its own.
 . (Join-Path $PSScriptRoot 'PowerPlanService.ps1')
 
-Export-ModuleMember -Function Get-PowerPlanStatus, Set-PowerPlan, Test-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation, Install-PowerPlanService, Uninstall-PowerPlanService
+Export-ModuleMember -Function Get-PowerPlan, Get-PowerPlanStatus, Set-PowerPlan, Test-PowerPlan, Invoke-PowerPlanBenchmark, Get-PowerPlanRecommendation, Install-PowerPlanService, Uninstall-PowerPlanService

@@ -14,13 +14,15 @@ import type { SubApp } from './env.ts';
 export const PAGE_ASSETS = '/page';
 
 /**
- * The only files served, with their content types: the page, its style sheets and its modules, one
- * per section.
+ * The only files served, with their content types: the page, its icon, its style sheets and its
+ * modules, one per section.
  */
 const js = 'text/javascript; charset=utf-8';
 const css = 'text/css; charset=utf-8';
 const assets: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
+  // The icon of the page and of /docs (so no browser asks for a missing /favicon.ico).
+  'icon.svg': 'image/svg+xml',
   ...Object.fromEntries(['style.css', 'controls.css', 'sections.css'].map((name) => [name, css])),
   ...Object.fromEntries(
     [
@@ -107,10 +109,12 @@ export const createPage = (deps: Pick<Deps, 'config'>): SubApp => {
       .replace('<html lang="en">', '<html lang="en" class="embed">');
     return send(c, 'index.html', html);
   });
+  // What a browser asks for a page that names no icon (/docs, a JSON answer opened in a tab).
+  app.get('/favicon.ico', (c) => send(c, 'icon.svg'));
   app.get(`${PAGE_ASSETS}/:file`, async (c) => {
     const name = c.req.param('file');
     if (!Object.hasOwn(assets, name) || name === 'index.html') return c.notFound();
     return send(c, name);
   });
-  return { app, publicRoutes: [{ path: '/' }, { prefix: `${PAGE_ASSETS}/` }] };
+  return { app, publicRoutes: [{ path: '/' }, { path: '/favicon.ico' }, { prefix: `${PAGE_ASSETS}/` }] };
 };

@@ -1,7 +1,7 @@
 # Pester 5 tests of the PowerPlan module against live powerplan services on the simulated backend,
 # started by test/integrations/powershell.test.ts (or by CI), which passes them in the environment:
 #   POWERPLAN_TEST_PORT        plain http, no token file; POWERPLAN_STATE_DIR is its state directory,
-#                              where the module finds the local administrator credential (as root)
+#                              where the module finds the service's control socket (as root)
 #   POWERPLAN_TEST_TOKEN_PORT  http with a token file; POWERPLAN_TEST_TOKEN (control scope) and
 #                              POWERPLAN_TEST_READ_TOKEN (read scope) are tokens in it
 #   POWERPLAN_TEST_TLS_PORT    https with a test certificate for localhost that this host trusts;
@@ -78,7 +78,7 @@ Describe 'The module as Windows PowerShell 5.1 reads it' {
 
     It 'exports the commands of the manifest, each with help' {
         $names = @((Get-Command -Module PowerPlan).Name | Sort-Object)
-        $names | Should -Be @('Get-PowerPlanRecommendation', 'Get-PowerPlanStatus', 'Install-PowerPlanService', 'Invoke-PowerPlanBenchmark', 'Set-PowerPlan', 'Test-PowerPlan', 'Uninstall-PowerPlanService')
+        $names | Should -Be @('Get-PowerPlan', 'Get-PowerPlanRecommendation', 'Get-PowerPlanStatus', 'Install-PowerPlanService', 'Invoke-PowerPlanBenchmark', 'Set-PowerPlan', 'Test-PowerPlan', 'Uninstall-PowerPlanService')
         (Test-ModuleManifest $script:ModulePath).ExportedFunctions.Keys | Sort-Object | Should -Be $names
         foreach ($n in $names) { (Get-Help $n).Synopsis | Should -Not -BeLike "*$n*[<]*" -Because "$n has a synopsis" }
     }
@@ -260,7 +260,7 @@ Describe 'Get-PowerPlanRecommendation' {
     }
 }
 
-Describe 'The local administrator credential (no token configured)' {
+Describe 'The control socket (no token configured)' {
     BeforeAll {
         $script:SavedStateDir = $env:POWERPLAN_STATE_DIR
         $script:NoCredential = Join-Path ([System.IO.Path]::GetTempPath()) "powerplan-no-credential-$PID"
@@ -271,15 +271,15 @@ Describe 'The local administrator credential (no token configured)' {
         Remove-Item -Recurse -Force $script:NoCredential
     }
 
-    It 'run as root / elevated, the module reads admin.token from the state directory and has control' {
-        Test-Path (Join-Path $env:POWERPLAN_STATE_DIR 'admin.token') | Should -BeTrue
+    It 'run as root / elevated, the module calls through the control socket and has control' {
+        Test-Path (Join-Path $env:POWERPLAN_STATE_DIR 'control/powerplan.sock') | Should -BeTrue
         $r = Set-PowerPlan power-saver -Port $script:Port -Confirm:$false
         $r.Changed | Should -BeTrue
         Get-ActiveId | Should -Be 'a1841308-3541-4fab-bc81-f71556f20b4a'
         Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Confirm:$false | Out-Null
     }
 
-    It 'without a readable credential it still reads, and a change is a terminating PermissionDenied' {
+    It 'without a control socket it still reads over TCP, and a change is a terminating PermissionDenied' {
         $env:POWERPLAN_STATE_DIR = $script:NoCredential
         try {
             (Get-PowerPlanStatus -Port $script:Port).PlanId | Should -Be $script:Balanced
@@ -288,6 +288,8 @@ Describe 'The local administrator credential (no token configured)' {
             $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.forbidden*'
             $err.CategoryInfo.Category | Should -Be 'PermissionDenied'
             $err.Exception.Problem.detail | Should -Match "needs the 'control' scope"
+            $err.Exception.Problem.detail | Should -Match 'No token was sent'
+            $err.Exception.Problem.detail | Should -Not -Match 'not valid'
             Get-ActiveId | Should -Be $script:Balanced
         }
         finally { $env:POWERPLAN_STATE_DIR = $script:SavedStateDir }
@@ -300,7 +302,7 @@ Describe '-Token against a service with a token file' {
         $saved = $env:POWERPLAN_STATE_DIR
         # No credential of this computer either (it would be another service's: refused as well).
         $env:POWERPLAN_STATE_DIR = [System.IO.Path]::GetTempPath()
-        try { Get-PowerPlanStatus -Port $script:TokenPort } catch { $err = $_ }
+        try { Get-PowerPlanStatus -Port $script:TokenPort -ErrorAction Stop } catch { $err = $_ }
         finally { $env:POWERPLAN_STATE_DIR = $saved }
         $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.unauthorized*'
         $err.CategoryInfo.Category | Should -Be 'AuthenticationError'
@@ -351,33 +353,28 @@ Describe 'The DSC resource PowerPlan (class-based; Get, Test and Set as the LCM 
     }
 }
 
-Describe 'The local administrator credential (admin.token in the state directory), without -Token' {
+Describe 'The control socket of this computer, without -Token' {
     BeforeAll {
-        $script:StateDir = Join-Path ([System.IO.Path]::GetTempPath()) "powerplan-admin-$PID"
-        New-Item -ItemType Directory -Path $script:StateDir -Force | Out-Null
-        [System.IO.File]::WriteAllText((Join-Path $script:StateDir 'admin.token'), "$($env:POWERPLAN_TEST_TOKEN)`n")
-        # In a new process with POWERPLAN_STATE_DIR set, as an elevated session on that host has it.
-        $script:WithCredential = {
+        # The plain service's socket, named as a session on that host may; asked for the port of
+        # the service with a token file, which would refuse the call over TCP without a token.
+        $script:Socket = Join-Path $env:POWERPLAN_STATE_DIR 'control/powerplan.sock'
+        $script:WithSocket = {
             param([string]$Command)
-            $saved = $env:POWERPLAN_STATE_DIR
-            try { $env:POWERPLAN_STATE_DIR = $script:StateDir; @(Invoke-InChildHost "`$Error.Clear(); $Command; 'ERRORS ' + `$Error.Count" '') }
-            finally { $env:POWERPLAN_STATE_DIR = $saved }
+            $saved = $env:POWERPLAN_CONTROL_SOCKET
+            try { $env:POWERPLAN_CONTROL_SOCKET = $script:Socket; @(Invoke-InChildHost "`$Error.Clear(); $Command; 'ERRORS ' + `$Error.Count" '') }
+            finally { $env:POWERPLAN_CONTROL_SOCKET = $saved }
         }
     }
-    AfterAll { Remove-Item -Recurse -Force $script:StateDir }
 
-    It 'is sent for a loopback computer, leaving nothing in $Error' {
-        $out = & $script:WithCredential "Get-PowerPlanStatus -Port $($script:TokenPort) | ForEach-Object { 'KIND ' + `$_.Kind }"
+    It 'is used for a loopback computer, sends no token and leaves nothing in $Error' {
+        $out = & $script:WithSocket "Get-PowerPlanStatus -Port $($script:TokenPort) | ForEach-Object { 'KIND ' + `$_.Kind }"
         ($out -join "`n") | Should -Match 'KIND \S+'
         $out | Should -Contain 'ERRORS 0'
     }
 
-    It 'is not sent when a -Token is given, nor without the file' {
-        $out = & $script:WithCredential "try { Get-PowerPlanStatus -Port $($script:TokenPort) -Token 'pp_wrong' } catch { 'FAILED ' + `$_.FullyQualifiedErrorId }"
+    It 'is not used when a -Token is given: that goes over TCP to the port given' {
+        $out = & $script:WithSocket "try { Get-PowerPlanStatus -Port $($script:TokenPort) -Token 'pp_wrong' -ErrorAction Stop } catch { 'FAILED ' + `$_.FullyQualifiedErrorId }"
         ($out -join "`n") | Should -Match 'FAILED PowerPlan.unauthorized'
-        $err = $null
-        try { Get-PowerPlanStatus -Port $script:TokenPort } catch { $err = $_ }
-        $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.unauthorized*'
     }
 }
 
@@ -391,12 +388,16 @@ Describe '-UseSsl against the service in TLS mode' {
     It 'reads and sets the plan over https when the certificate is trusted' {
         $s = Get-PowerPlanStatus -ComputerName localhost -Port $script:TlsPort -UseSsl
         $s.Owner | Should -Be 'simulated'
-        $r = Set-PowerPlan high-performance -ComputerName localhost -Port $script:TlsPort -UseSsl -Confirm:$false
+        # -UseSsl goes over TCP: control with the service's local administrator credential as -Token.
+        $admin = [System.IO.File]::ReadAllText((Join-Path $env:POWERPLAN_STATE_DIR 'admin.token')).Trim()
+        $r = Set-PowerPlan high-performance -ComputerName localhost -Port $script:TlsPort -UseSsl -Token $admin -Confirm:$false
         $r.AfterId | Should -Be $script:HighPerformance
         (Get-PowerPlanStatus -ComputerName localhost -Port $script:TlsPort -UseSsl).PlanId | Should -Be $script:HighPerformance
     }
 
     It 'plain http against the TLS port fails with a terminating error' {
+        # Over TCP: without a control socket of this computer (which would answer whatever the port).
+        $env:POWERPLAN_STATE_DIR = [System.IO.Path]::GetTempPath()
         { Get-PowerPlanStatus -ComputerName localhost -Port $script:TlsPort } | Should -Throw -ErrorId 'PowerPlan.*'
     }
 
@@ -406,7 +407,7 @@ Describe '-UseSsl against the service in TLS mode' {
         $saved = $env:SSL_CERT_FILE
         try {
             $env:SSL_CERT_FILE = $empty
-            $out = Invoke-InChildHost "try { Get-PowerPlanStatus -Port $($script:TlsPort) -UseSsl } catch { 'ERROR ' + `$_.FullyQualifiedErrorId + ' ' + `$_.Exception.Message }" ''
+            $out = Invoke-InChildHost "try { Get-PowerPlanStatus -Port $($script:TlsPort) -UseSsl -ErrorAction Stop } catch { 'ERROR ' + `$_.FullyQualifiedErrorId + ' ' + `$_.Exception.Message }" ''
         }
         finally { $env:SSL_CERT_FILE = $saved; Remove-Item $empty }
         $text = $out -join "`n"
@@ -425,13 +426,22 @@ Describe 'Failures by PowerShell''s conventions (a script without try/catch, in 
         foreach ($action in 'Continue', 'SilentlyContinue', 'Ignore', 'Stop') {
             $script:Cases["unknown-$action"] = "Set-PowerPlan nope -ComputerName 127.0.0.1 -Port $p -Confirm:`$false -ErrorAction $action"
         }
-        # 127.0.0.2 has no service (it listens on 127.0.0.1 only): connection refused.
-        $script:Cases['pipeline'] = "'localhost', '127.0.0.2', '127.0.0.1' | Get-PowerPlanStatus -Port $p -ErrorAction SilentlyContinue"
+        # 127.0.0.9 has no service (it listens on 127.0.0.1 only): connection refused.
+        $script:Cases['pipeline'] = "'localhost', '127.0.0.9', '127.0.0.1' | Get-PowerPlanStatus -Port $p -ErrorAction SilentlyContinue"
         $script:Cases['bad-name'] = "'127.0.0.1:bad', 'localhost' | Get-PowerPlanStatus -Port $p"
-        $script:Commands = @('Get-PowerPlanStatus', 'Get-PowerPlanRecommendation -Benchmark none', 'Test-PowerPlan -Kind balanced', 'Set-PowerPlan balanced -Confirm:$false')
-        foreach ($c in $script:Commands) { $script:Cases["list-$c"] = "$c -ComputerName 127.0.0.2, localhost -Port $p -ErrorAction Ignore" }
+        # Test-PowerPlan with every kind: $true wherever it can ask, whichever plan is active.
+        $script:Reads = @('Get-PowerPlan', 'Get-PowerPlanStatus', 'Get-PowerPlanRecommendation -Benchmark none', 'Test-PowerPlan -Kind ultimate-performance, high-performance, balanced, power-saver, custom')
+        foreach ($c in $script:Reads) {
+            foreach ($action in 'Continue', 'SilentlyContinue', 'Stop') {
+                $script:Cases["read-$c-$action"] = "$c -ComputerName 127.0.0.9, localhost -Port $p -ErrorAction $action"
+            }
+        }
+        $script:Cases['set-list'] = "Set-PowerPlan balanced -ComputerName 127.0.0.9, localhost -Port $p -Confirm:`$false -ErrorAction Ignore"
+        # An output object's computer, or the value itself ($true/$false from Test-PowerPlan).
         $all = foreach ($name in $script:Cases.Keys) {
-            "'CASE $name'; `$Error.Clear(); $($script:Cases[$name]) | ForEach-Object { 'OUT ' + `$_.ComputerName }; `$Error | ForEach-Object { 'ERR ' + `$_.FullyQualifiedErrorId + '|' + `$_.CategoryInfo.Category + '|' + `$_.TargetObject + '|' + `$_.Exception.Message }; 'DONE'"
+            # -ErrorAction Stop ends the whole script (not only the statement): caught here, so the
+            # cases after it still run; $Error keeps what was caught.
+            "'CASE $name'; `$Error.Clear(); try { $($script:Cases[$name]) | ForEach-Object { if (`$_ -is [bool]) { 'OUT ' + `$_ } else { 'OUT ' + `$_.ComputerName } } } catch { 'CAUGHT' }; `$Error | ForEach-Object { 'ERR ' + `$_.FullyQualifiedErrorId + '|' + `$_.CategoryInfo.Category + '|' + `$_.TargetObject + '|' + `$_.Exception.Message }; 'DONE'"
         }
         $script:Results = @{}
         $current = $null
@@ -455,30 +465,91 @@ Describe 'Failures by PowerShell''s conventions (a script without try/catch, in 
         ($out -join "`n") | Should -Not -Match 'PropertyNotFound|WebException|HttpResponseException'
     }
 
-    It 'a pipeline of hosts stops at the first failing host: those before it answered, those after it not asked' {
+    It 'a pipeline of hosts: the one down is a non-terminating error with its message, the others answer' {
         $out = Get-Case 'pipeline'
-        @($out | Where-Object { $_ -like 'OUT *' }) | Should -Be @('OUT localhost')
+        @($out | Where-Object { $_ -like 'OUT *' }) | Should -Be @('OUT localhost', 'OUT 127.0.0.1')
         $errors = @($out | Where-Object { $_ -like 'ERR *' })
         $errors.Count | Should -Be 1 -Because ($out -join "`n")
-        $errors[0] | Should -BeLike 'ERR PowerPlan.connection_failed,Get-PowerPlanStatus|ConnectionError|127.0.0.2|127.0.0.2: *'
+        $errors[0] | Should -BeLike 'ERR PowerPlan.connection_failed,Get-PowerPlanStatus|ConnectionError|127.0.0.9|127.0.0.9: *'
     }
 
-    It 'a computer name with a port in it is refused before any call, as one error' {
+    It 'a computer name with a port in it is that computer''s error, and the others still answer' {
         $out = Get-Case 'bad-name'
-        @($out | Where-Object { $_ -like 'OUT *' }).Count | Should -Be 0
+        @($out | Where-Object { $_ -like 'OUT *' }) | Should -Be @('OUT localhost')
         $errors = @($out | Where-Object { $_ -like 'ERR *' })
         $errors.Count | Should -Be 1 -Because ($out -join "`n")
         $errors[0] | Should -BeLike 'ERR PowerPlan.invalid_computer_name,Get-PowerPlanStatus|InvalidArgument|127.0.0.1:bad|127.0.0.1:bad: not a host name or IP address*'
     }
 
-    It 'the same for -ComputerName a, b with <Command>' -TestCases @(
-        @{ Command = 'Get-PowerPlanStatus' }, @{ Command = 'Get-PowerPlanRecommendation -Benchmark none' }, @{ Command = 'Test-PowerPlan -Kind balanced' }, @{ Command = 'Set-PowerPlan balanced -Confirm:$false' }
+    It '<Command> -ComputerName 127.0.0.9, localhost: one error for the computer down, localhost answers; -ErrorAction Stop stops at it' -TestCases @(
+        @{ Command = 'Get-PowerPlan' }, @{ Command = 'Get-PowerPlanStatus' }, @{ Command = 'Get-PowerPlanRecommendation -Benchmark none' }, @{ Command = 'Test-PowerPlan -Kind ultimate-performance, high-performance, balanced, power-saver, custom' }
     ) {
         param($Command)
-        $out = Get-Case "list-$Command"
+        $test = $Command -like 'Test-*'
+        foreach ($action in 'Continue', 'SilentlyContinue') {
+            $out = Get-Case "read-$Command-$action"
+            $answers = @($out | Where-Object { $_ -like 'OUT *' })
+            if ($test) { $answers | Should -Be @('OUT False', 'OUT True') -Because ($out -join "`n") }
+            else {
+                $answers.Count | Should -BeGreaterThan 0 -Because ($out -join "`n")
+                $answers | Should -Not -Contain 'OUT 127.0.0.9'
+                ($answers | Select-Object -Unique) | Should -Be 'OUT localhost'
+            }
+            $errors = @($out | Where-Object { $_ -like 'ERR *' })
+            $errors.Count | Should -Be 1 -Because ($out -join "`n")
+            $errors[0] | Should -BeLike 'ERR PowerPlan.connection_failed,*|ConnectionError|127.0.0.9|127.0.0.9: *'
+            $out | Should -Contain 'DONE'
+        }
+        # Stop: the first computer's error ends the command; localhost is not asked.
+        $out = Get-Case "read-$Command-Stop"
+        $answers = @($out | Where-Object { $_ -like 'OUT *' })
+        if ($test) { $answers | Should -Be @('OUT False') -Because ($out -join "`n") } else { $answers.Count | Should -Be 0 -Because ($out -join "`n") }
+        @($out | Where-Object { $_ -like 'ERR *127.0.0.9: *' }).Count | Should -BeGreaterThan 0 -Because ($out -join "`n")
+        $out | Should -Contain 'DONE'
+    }
+
+    It 'a change over a list (Set-PowerPlan) still stops at the first computer that fails, whatever -ErrorAction says' {
+        $out = Get-Case 'set-list'
         @($out | Where-Object { $_ -like 'OUT *' }).Count | Should -Be 0
-        @($out | Where-Object { $_ -like 'ERR PowerPlan.connection_failed,*|127.0.0.2|*' }).Count | Should -Be 1 -Because ($out -join "`n")
+        @($out | Where-Object { $_ -like 'ERR PowerPlan.connection_failed,Set-PowerPlan|*|127.0.0.9|*' }).Count | Should -Be 1 -Because ($out -join "`n")
         @($out | Where-Object { $_ -like 'ERR *' }).Count | Should -Be 1
+    }
+}
+
+Describe 'Get-PowerPlan' {
+    BeforeAll {
+        Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Force -Confirm:$false | Out-Null
+    }
+
+    It 'writes one PowerPlan.Plan per plan and computer, the active one marked' {
+        $plans = @(Get-PowerPlan -Port $script:Port)
+        $plans.Count | Should -BeGreaterThan 2
+        $plans[0].PSObject.TypeNames[0] | Should -Be 'PowerPlan.Plan'
+        ($plans.ComputerName | Select-Object -Unique) | Should -Be 'localhost'
+        $active = @($plans | Where-Object IsActive)
+        $active.Count | Should -Be 1
+        $active[0].Id | Should -Be $script:Balanced
+        $active[0].Kind | Should -Be 'balanced'
+        ($plans | Where-Object Id -eq $script:HighPerformance).IsActive | Should -BeFalse
+        $plans | ForEach-Object { $_.Id | Should -Match $script:Guid }
+        ((Invoke-RestMethod -UseBasicParsing "http://127.0.0.1:$($script:Port)/v1/plans").plans.id) | Should -Be @($plans.Id)
+    }
+
+    It 'per computer, with one down: its error with the message, the others'' plans' {
+        $plans = @(Get-PowerPlan -ComputerName localhost, 127.0.0.9, 127.0.0.1 -Port $script:Port -ErrorAction SilentlyContinue -ErrorVariable failed)
+        ($plans.ComputerName | Select-Object -Unique) | Should -Be @('localhost', '127.0.0.1')
+        @($plans | Where-Object IsActive).ComputerName | Should -Be @('localhost', '127.0.0.1')
+        # -ErrorVariable also collects the inner records the command caught; its own is one, the last.
+        $own = @($failed | Where-Object { $_ -is [System.Management.Automation.ErrorRecord] -and $_.FullyQualifiedErrorId -like '*,Get-PowerPlan' })
+        $own.Count | Should -Be 1
+        $failed[-1].FullyQualifiedErrorId | Should -Be 'PowerPlan.connection_failed,Get-PowerPlan'
+        $failed[-1].TargetObject | Should -Be '127.0.0.9'
+        $failed[-1].Exception.Message | Should -BeLike '127.0.0.9: *'
+        { Get-PowerPlan -ComputerName 127.0.0.9, localhost -Port $script:Port -ErrorAction Stop } | Should -Throw -ErrorId 'PowerPlan.connection_failed,Get-PowerPlan'
+    }
+
+    It 'refuses a bad port before asking any server (a whole-command failure: terminating)' {
+        { Get-PowerPlan -Port 0 -ErrorAction SilentlyContinue } | Should -Throw -ErrorId 'ParameterArgumentValidationError*'
     }
 }
 
@@ -521,6 +592,18 @@ Describe 'Test-PowerPlan' {
         $r = @([pscustomobject]@{ Name = 'localhost' }, [pscustomobject]@{ DNSHostName = '127.0.0.1' } | Test-PowerPlan -Kind power-saver -Port $script:Port -Detailed)
         $r.ComputerName | Should -Be @('localhost', '127.0.0.1')
         $r.Compliant | Should -Be @($false, $false)
+    }
+
+    It 'one result per computer over a list with one down: $false with the reason, and its error' {
+        $r = @(Test-PowerPlan -Kind balanced -ComputerName 127.0.0.9, localhost -Port $script:Port -Detailed -ErrorAction SilentlyContinue -ErrorVariable failed)
+        $r.ComputerName | Should -Be @('127.0.0.9', 'localhost')
+        $r.Compliant | Should -Be @($false, $true)
+        $r[0].Reason | Should -BeLike '127.0.0.9: could not be asked: *'
+        $r[0].ActivePlan | Should -BeNullOrEmpty
+        @($failed | Where-Object { $_ -is [System.Management.Automation.ErrorRecord] -and $_.FullyQualifiedErrorId -like '*,Test-PowerPlan' }).Count | Should -Be 1
+        $failed[-1].FullyQualifiedErrorId | Should -Be 'PowerPlan.connection_failed,Test-PowerPlan'
+        $failed[-1].TargetObject | Should -Be '127.0.0.9'
+        @(Test-PowerPlan -Kind balanced -ComputerName 127.0.0.9, localhost -Port $script:Port -ErrorAction SilentlyContinue) | Should -Be @($false, $true)
     }
 
     It 'needs only the read scope' {

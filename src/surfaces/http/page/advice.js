@@ -3,7 +3,7 @@
 // their facts, expected gains, the commands that apply it and the caveats. Reloaded when the
 // workload changes.
 import { api } from './api.js';
-import { byId, facts, h, replace } from './dom.js';
+import { byId, command, facts, h, replace } from './dom.js';
 import { section } from './errors.js';
 
 /** @typedef {import('../../../../openapi/api-types').components['schemas']['Recommendation']} Recommendation */
@@ -45,16 +45,14 @@ const adviceView = (r) => [
   part(
     'How to apply it',
     'actions',
-    r.actions.map((a) =>
-      h('li', {}, h('span', {}, `${a.description} (${a.via})`), h('pre', {}, h('code', {}, a.command))),
-    ),
+    r.actions.map((a) => h('li', {}, h('span', {}, `${a.description} (${a.via})`), command(a.command))),
   ),
   r.halves ? h('p', { id: 'advice-halves' }, h('strong', {}, 'Both halves: '), r.halves.text) : null,
   part(
     'Settings for the costlier half',
     'halves-settings',
     (r.halves?.settings ?? []).map((a) =>
-      h('li', {}, h('span', {}, `${a.description} (${a.via})`), h('pre', {}, h('code', {}, a.command))),
+      h('li', {}, h('span', {}, `${a.description} (${a.via})`), command(a.command)),
     ),
   ),
   part(

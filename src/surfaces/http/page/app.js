@@ -49,7 +49,13 @@ const start = async () => {
     refreshActive(),
   ]);
   initBenchmark({ onDone: () => Promise.all([loadHistory(false), loadAdvice()]) });
-  await Promise.all([plans(), loadHolds(), loadAdvice(), loadHistory(true), initFleet({ may, reportError })]);
+  await Promise.all([
+    plans(),
+    loadHolds(),
+    loadAdvice(),
+    loadHistory(true),
+    initFleet({ configured: state.system?.service.fleet ?? true, may, reportError }),
+  ]);
   if (!anyScope()) {
     byId('errors').append(
       h(

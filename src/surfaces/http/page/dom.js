@@ -112,3 +112,27 @@ export const thead = (titles) =>
       titles.map((t) => h('th', { scope: 'col' }, t)),
     ),
   );
+
+/**
+ * A shell command to copy: wrapped at the box's edge (never cut off), with a Copy button that puts
+ * the exact text on the clipboard (or selects it where the clipboard is not allowed).
+ * @param {string} text
+ */
+export const command = (text) => {
+  const code = h('code', {}, text);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = 'Copied';
+    } catch {
+      getSelection()?.selectAllChildren(code);
+      button.textContent = 'Selected: press Ctrl+C';
+    }
+  };
+  const button = h(
+    'button',
+    { type: 'button', class: 'copy', 'aria-label': `Copy: ${text}`, onclick: copy },
+    'Copy',
+  );
+  return h('div', { class: 'command' }, h('pre', {}, code), button);
+};

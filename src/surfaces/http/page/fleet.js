@@ -176,13 +176,16 @@ const outcomeTable = (r, id) =>
 byId('fleet-filter').addEventListener('submit', (e) => e.preventDefault());
 
 /**
- * Starts the fleet view; `may(scope)` and `reportError(what, err)` come from the page.
+ * Starts the fleet view; `may(scope)` and `reportError(what, err)` come from the page. Without a
+ * configured fleet (`configured`, from the system facts) it asks nothing and stays hidden.
  * @param {{
+ *   configured: boolean,
  *   may: (scope: 'read' | 'benchmark' | 'control') => boolean,
  *   reportError: (what: string, err: ApiError) => void,
  * }} page
  */
-export const initFleet = async ({ may, reportError }) => {
+export const initFleet = async ({ configured, may, reportError }) => {
+  if (!configured) return;
   let hosts;
   try {
     hosts = /** @type {FleetHostList} */ (await api('GET', '/v1/fleet/hosts'));

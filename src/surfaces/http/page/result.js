@@ -68,6 +68,52 @@ const resultTable = (r) =>
     ),
   );
 
+/**
+ * The wake-up probe beside the ramp chart: what one request pays after each idle gap (overshoot
+ * plus the first unit's extra time over warm), median and p99; nothing for results without it.
+ * @param {BenchmarkResult} r
+ */
+const wakeUpFigures = (r) => {
+  const w = r.phases.wakeUp;
+  if (!w) return null;
+  return h(
+    'figure',
+    { id: 'wakeup' },
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { id: 'wakeup-table' },
+        thead(['Idle gap', 'Cost p50', 'Cost p99', 'Overshoot p50', 'Overshoot p99', 'First unit p50']),
+        h(
+          'tbody',
+          {},
+          w.gaps.map((g) =>
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'row' }, `${fig(g.gapUs / 1000, g.gapUs < 1000 ? 1 : 0)} ms`),
+              h('td', {}, `${fig(g.costUs.p50, 1)} µs`),
+              h('td', {}, `${fig(g.costUs.p99, 1)} µs`),
+              h('td', {}, `${fig(g.overshootUs.p50, 1)} µs`),
+              h('td', {}, `${fig(g.overshootUs.p99, 1)} µs`),
+              h('td', {}, `${fig(g.firstUnitSlowdown.p50, 2)}×`),
+            ),
+          ),
+        ),
+      ),
+    ),
+    h(
+      'figcaption',
+      {},
+      `Wake-up after each idle gap: what one request pays (timer overshoot plus the first unit's extra time over warm), ` +
+        `${w.rounds} samples per gap; the small unit takes ${fig(w.unitUs.value, 1)} µs warm` +
+        `${typeof r.summary.wakeUpUs === 'number' ? `; median over the gaps ${fig(r.summary.wakeUpUs, 1)} µs per request` : ''}.`,
+    ),
+  );
+};
+
 /** @type {BenchmarkResult | undefined} */
 let shown;
 
@@ -89,6 +135,7 @@ const renderResult = (r) => {
         'Burst time after each idle gap (median, whiskers p10–p90); dashed: the warm core.',
       ),
     ),
+    wakeUpFigures(r),
     h(
       'figure',
       {},
