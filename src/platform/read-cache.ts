@@ -1,8 +1,8 @@
 /**
- * Single-flight plus a short cache for the backends' tool reads (powercfg, tuned-adm,
- * powerprofilesctl): concurrent callers asking the same thing share one child process, and an
- * answer is reused for a moment, because every call costs a process start (tens of milliseconds on
- * a real server, a D-Bus round trip on Linux) and a dashboard may poll in bursts.
+ * Single-flight plus a short cache for the Windows backend's tool reads (powercfg, reg; the Linux
+ * backend starts no program to read): concurrent callers asking the same thing share one child
+ * process, and an answer is reused for a moment, because every call costs a process start (tens
+ * of milliseconds on a real server) and a dashboard may poll in bursts.
  * A change of the plan clears it, so a read after a set never sees the old state.
  *
  * Once an answer is older than the TTL but younger than `maxStaleMs`, it is still answered at once
