@@ -18,7 +18,6 @@ import type {
   WorkloadCost,
   WorkloadObservation,
 } from '../domain/workload.ts';
-import type { Progress } from '../operations/define.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { observe } from '../platform/idle-delta.ts';
 import { workloadSummary } from './workload-text.ts';
@@ -30,7 +29,7 @@ export interface WorkloadOptions {
   windowS?: number;
   consumer: WorkloadConsumer;
   signal?: AbortSignal;
-  progress?: (p: Progress) => void;
+  progress?: (p: { progress: number; total?: number; message?: string }) => void;
   /** The plan in force, when the caller has read it already. */
   active?: ActivePlan;
 }
