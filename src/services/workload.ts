@@ -49,6 +49,12 @@ export interface WorkloadSources {
   bench: Pick<BenchmarkService, 'list' | 'get'>;
 }
 
+/** One read with the raw counters it took (for /metrics, which exports them as counters). */
+export interface WorkloadRead {
+  cost: WorkloadCost;
+  counters: IdleSnapshot;
+}
+
 interface FoundCosts {
   costs: PlanCosts;
   performance?: PlanCosts;
@@ -68,15 +74,22 @@ export class WorkloadService {
   }
 
   async cost(o: WorkloadOptions): Promise<WorkloadCost> {
-    const observation = await this.observe(o);
+    return (await this.read(o)).cost;
+  }
+
+  async read(o: WorkloadOptions): Promise<WorkloadRead> {
+    const { observation, counters } = await this.#observe(o);
     const active = o.active ?? (await this.#s.backend.getActive());
     const found = await this.#costsFor(active);
     const outcome = estimateWorkloadCost(observation, found.costs, found.performance);
     const plan = active.plan?.name ?? null;
-    return { observation, ...outcome, plan, summary: workloadSummary(observation, outcome, plan) };
+    return {
+      cost: { observation, ...outcome, plan, summary: workloadSummary(observation, outcome, plan) },
+      counters,
+    };
   }
 
-  async observe(o: WorkloadOptions): Promise<WorkloadObservation> {
+  async #observe(o: WorkloadOptions): Promise<{ observation: WorkloadObservation; counters: IdleSnapshot }> {
     const read = this.#s.reader;
     if (!read)
       throw new PowerPlanError(
@@ -87,7 +100,7 @@ export class WorkloadService {
       const cur = await read();
       const prev = this.#previous.get(o.consumer) ?? null;
       this.#previous.set(o.consumer, cur);
-      return observe(prev, cur, prev ? 'previous-read' : 'boot');
+      return { observation: observe(prev, cur, prev ? 'previous-read' : 'boot'), counters: cur };
     }
     const first = await read();
     const started = Date.now();
@@ -103,7 +116,7 @@ export class WorkloadService {
     }
     const last = await read();
     this.#previous.set(o.consumer, last);
-    return observe(first, last, 'window');
+    return { observation: observe(first, last, 'window'), counters: last };
   }
 
   /** The costs of the plan in force and of a performance plan, looked up once per plan and benchmark. */
