@@ -1064,6 +1064,8 @@ export interface components {
             mismatches?: number | null;
             /** @description Who decides the processor clock and idle states there. */
             controlledBy?: ("os" | "firmware" | "hypervisor" | "unknown") | null;
+            /** @description By how much the plan lengthens the work observed there (%, get_workload_cost; from Prometheus the agent's powerplan_workload_added_ratio); null: no estimate (e.g. too little work). */
+            workloadAddedPercent?: number | null;
             /** @description Present when status is not ok. */
             error?: components["schemas"]["FleetError"];
             reportedByAgent: components["schemas"]["ReportedByAgent"];
@@ -1127,6 +1129,11 @@ export interface components {
                 error: number;
                 /** @description Hosts whose advice is to switch plans. */
                 changeRecommended: number;
+                /** @description The hosts ranked by the estimated cost of their plan to their own work, costliest first (at most 10). */
+                costliest?: {
+                    name: string;
+                    workloadAddedPercent: number;
+                }[];
             };
             /** @description In the order of the fleet file. */
             hosts: components["schemas"]["FleetHostStatus"][];

@@ -69,6 +69,9 @@ const outcome = (errorWhen: string) => ({
   reportedByAgent: ReportedByAgent,
 });
 
+/** How many hosts the ranking by workload cost lists. */
+export const COSTLIEST = 10;
+
 export const FleetHostStatus = z
   .object({
     ...hostBase,
@@ -134,6 +137,13 @@ export const FleetHostStatus = z
       .nullable()
       .optional()
       .describe('Who decides the processor clock and idle states there.'),
+    workloadAddedPercent: z
+      .number()
+      .nullable()
+      .optional()
+      .describe(
+        "By how much the plan lengthens the work observed there (%, get_workload_cost; from Prometheus the agent's powerplan_workload_added_ratio); null: no estimate (e.g. too little work).",
+      ),
     ...outcome('Present when status is not ok.'),
   })
   .meta({ id: 'FleetHostStatus', description: "One agent's answer to the fleet status." });
@@ -167,6 +177,12 @@ export const FleetStatus = z
         unauthorized: z.number().int(),
         error: z.number().int(),
         changeRecommended: z.number().int().describe('Hosts whose advice is to switch plans.'),
+        costliest: z
+          .array(z.object({ name: z.string(), workloadAddedPercent: z.number() }))
+          .optional()
+          .describe(
+            `The hosts ranked by the estimated cost of their plan to their own work, costliest first (at most ${COSTLIEST}).`,
+          ),
       })
       .describe('Counts over the hosts asked.'),
     hosts: z.array(FleetHostStatus).describe('In the order of the fleet file.'),
@@ -197,9 +213,21 @@ export const unansweredHost = (
   reportedByAgent,
 });
 
+/** The hosts with a workload estimate, costliest first. */
+const costliest = (hosts: FleetHostStatus[]) =>
+  hosts
+    .flatMap((h) =>
+      typeof h.workloadAddedPercent === 'number'
+        ? [{ name: h.name, workloadAddedPercent: h.workloadAddedPercent }]
+        : [],
+    )
+    .sort((a, b) => b.workloadAddedPercent - a.workloadAddedPercent || a.name.localeCompare(b.name))
+    .slice(0, COSTLIEST);
+
 /** The fleet status of these hosts, counted. */
 export const fleetStatus = (source: FleetSource, hosts: FleetHostStatus[]): FleetStatus => {
   const count = (s: FleetHostStatus['status']) => hosts.filter((h) => h.status === s).length;
+  const ranked = costliest(hosts);
   return {
     source,
     summary: {
@@ -209,6 +237,7 @@ export const fleetStatus = (source: FleetSource, hosts: FleetHostStatus[]): Flee
       unauthorized: count('unauthorized'),
       error: count('error'),
       changeRecommended: hosts.filter((h) => h.recommendation?.changeRecommended).length,
+      ...(ranked.length ? { costliest: ranked } : {}),
     },
     hosts,
   };
