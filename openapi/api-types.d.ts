@@ -1350,6 +1350,11 @@ export interface components {
             time: string | null;
             /** @description The processor the latest event 55 of this group was about. */
             processor: number;
+            /**
+             * @description 26 when read from event 26 (older Windows: state counts only), absent for event 55.
+             * @constant
+             */
+            event?: 26;
             /** @description Idle states the firmware exposes. */
             idleStateCount: number | null;
             /** @description Idle state type code (1: ACPI C-states, ...). */
