@@ -8,7 +8,7 @@
  * /v1/workload bracketing the run, its benchmark run under the same emulation), and the goal:
  * within +-30% or +-3 points, conditions ranked alike, 0 +-3 points with no emulation.
  *
- *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--short] [--backend linux] [--port 19050]
+ *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--short] [--backend simulated|linux] [--port 19050]
  *
  * Exit code 1 when the goal is missed, 2 when the machine was too busy for most runs (refused).
  */
@@ -25,7 +25,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '15' },
     short: { type: 'boolean', default: false },
-    backend: { type: 'string', default: 'linux' },
+    backend: { type: 'string', default: 'simulated' },
     port: { type: 'string', default: '19050' },
     json: { type: 'string' },
   },

@@ -6,7 +6,7 @@
  * CI without them, failed in CI (.ci/run installs the package).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -29,8 +29,11 @@ const postmasters = async (): Promise<number> => {
 test('perf:workload, short: pgbench under no emulation and the slower ramp, with the product estimate', {
   timeout: 300_000,
 }, async (t) => {
-  if (!requireTool(t, havePostgres(), 'PostgreSQL 15 and root', 'apt-get install postgresql (as root)')) return;
+  if (!requireTool(t, havePostgres(), 'PostgreSQL 15 and root', 'apt-get install postgresql (as root)'))
+    return;
   const temp = await mkdtemp(join(tmpdir(), 'powerplan-pg-'));
+  // The cluster's user must reach its directory below.
+  await chmod(temp, 0o755);
   const before = await postmasters();
   try {
     const plans = PLANS.filter((p) => p.name === NONE || p.name === 'slower ramp');
@@ -38,7 +41,7 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
       temp,
       pgPort: 5432,
       productPort: 0,
-      backend: 'linux',
+      backend: 'simulated',
       rounds: 1,
       seconds: 3,
       plans,
@@ -60,7 +63,10 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
       else assert.equal(typeof r.read.reason, 'string');
     }
     assert.equal(runs.find((r) => r.plan === NONE)?.throttled, 0, 'no quota without emulation');
-    assert.ok((runs.find((r) => r.plan === 'slower ramp')?.throttled ?? 0) > 0, 'the quota bit under the ramp');
+    assert.ok(
+      (runs.find((r) => r.plan === 'slower ramp')?.throttled ?? 0) > 0,
+      'the quota bit under the ramp',
+    );
     const cs = conditions(runs);
     assert.equal(cs.length, 2);
     assert.equal(cs.find((c) => c.plan === NONE)?.latencyChange.median, 0);
