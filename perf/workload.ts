@@ -8,7 +8,7 @@
  * /v1/workload bracketing the run, its benchmark run under the same emulation), and the goal:
  * within +-30% or +-3 points, conditions ranked alike, 0 +-3 points with no emulation.
  *
- *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--short] [--backend simulated|linux] [--port 19050]
+ *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--short] [--retries 2] [--json out.json] [--backend simulated|linux] [--port 19050]
  *
  * Exit code 1 when the goal is missed, 2 when the machine was too busy for most runs (refused).
  */
@@ -28,6 +28,7 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'simulated' },
     port: { type: 'string', default: '19050' },
     json: { type: 'string' },
+    retries: { type: 'string', default: '2' },
   },
 });
 setPriority(-20);
@@ -61,7 +62,7 @@ const { runs, calibration, throttlingProof } = await runWorkloadCheck({
   restore: { rows: short ? 50_000 : 300_000, chunkBytes: 256 * 1024, waitMs: 50 },
   benchmark: { profile: 'quick', force: true, idleGapsMs: [5, 10, 20, 30, 50, 100, 200, 1000] },
   maxOthersShare: 0.15,
-  retries: 2,
+  retries: Math.max(0, Number(values.retries)),
   log: (l) => process.stderr.write(`${l}\n`),
 });
 for (const [ms, rows] of Object.entries(calibration.rows))

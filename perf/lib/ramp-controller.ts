@@ -23,8 +23,13 @@ interface Args {
 
 const a = JSON.parse(process.argv[2] ?? '{}') as Args;
 const lowQuota = String(Math.max(1000, Math.round((a.periodUs * a.lowPercent) / 100)));
-/** While throttled the group uses nothing for up to (1 - fraction) x period: not a pause. */
-const pauseMs = ((a.periodUs / 1000) * (100 - a.lowPercent)) / 100 + 1;
+/**
+ * The usage of a task that keeps running is only brought up to date at the scheduler tick (4 ms at
+ * HZ=250) or when it stops, and while throttled the group uses nothing for up to (1 - fraction) x
+ * period: a pause shorter than two periods plus a tick is still the same busy stretch.
+ */
+const TICK_MS = 4;
+const pauseMs = (2 * a.periodUs) / 1000 + TICK_MS;
 const word = new Int32Array(new SharedArrayBuffer(4));
 const usage = () => readFileSync(a.usagePath, 'utf8');
 
