@@ -98,7 +98,7 @@ export const conditions = (runs: readonly Run[]): Condition[] => {
   return out;
 };
 
-/** Pairs of conditions the estimate orders against the measurement (measured apart by more than 3 points). */
+/** Pairs measured more than 3 points apart that the estimate orders the other way or ties (unless both are within the goal). */
 export const misranked = (cs: readonly Condition[]): [Condition, Condition][] => {
   const out: [Condition, Condition][] = [];
   for (const a of cs)
@@ -107,7 +107,9 @@ export const misranked = (cs: readonly Condition[]): [Condition, Condition][] =>
         a.serviceChange.median - b.serviceChange.median > ABS_POINTS &&
         a.estimate &&
         b.estimate &&
-        a.estimate.added < b.estimate.added
+        a.estimate.added <= b.estimate.added &&
+        // Two estimates each within the goal of their own measurement are not misordered.
+        !(a.within && b.within)
       )
         out.push([a, b]);
   return out;
