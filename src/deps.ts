@@ -90,6 +90,7 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
       holds,
       desired,
       planChange,
+      workload,
       log,
     });
   shutdown.signal.addEventListener(

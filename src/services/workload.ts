@@ -18,7 +18,6 @@ import type {
   WorkloadCost,
   WorkloadObservation,
 } from '../domain/workload.ts';
-import type { Progress } from '../operations/define.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { observe } from '../platform/idle-delta.ts';
 import { workloadSummary } from './workload-text.ts';
@@ -30,7 +29,7 @@ export interface WorkloadOptions {
   windowS?: number;
   consumer: WorkloadConsumer;
   signal?: AbortSignal;
-  progress?: (p: Progress) => void;
+  progress?: (p: { progress: number; total?: number; message?: string }) => void;
   /** The plan in force, when the caller has read it already. */
   active?: ActivePlan;
 }
@@ -48,6 +47,12 @@ export interface WorkloadSources {
   reader: IdleCounterReader | null;
   backend: Pick<PowerBackend, 'getActive'>;
   bench: Pick<BenchmarkService, 'list' | 'get'>;
+}
+
+/** One read with the raw counters it took (for /metrics, which exports them as counters). */
+export interface WorkloadRead {
+  cost: WorkloadCost;
+  counters: IdleSnapshot;
 }
 
 interface FoundCosts {
@@ -69,15 +74,22 @@ export class WorkloadService {
   }
 
   async cost(o: WorkloadOptions): Promise<WorkloadCost> {
-    const observation = await this.observe(o);
+    return (await this.read(o)).cost;
+  }
+
+  async read(o: WorkloadOptions): Promise<WorkloadRead> {
+    const { observation, counters } = await this.#observe(o);
     const active = o.active ?? (await this.#s.backend.getActive());
     const found = await this.#costsFor(active);
     const outcome = estimateWorkloadCost(observation, found.costs, found.performance);
     const plan = active.plan?.name ?? null;
-    return { observation, ...outcome, plan, summary: workloadSummary(observation, outcome, plan) };
+    return {
+      cost: { observation, ...outcome, plan, summary: workloadSummary(observation, outcome, plan) },
+      counters,
+    };
   }
 
-  async observe(o: WorkloadOptions): Promise<WorkloadObservation> {
+  async #observe(o: WorkloadOptions): Promise<{ observation: WorkloadObservation; counters: IdleSnapshot }> {
     const read = this.#s.reader;
     if (!read)
       throw new PowerPlanError(
@@ -88,7 +100,7 @@ export class WorkloadService {
       const cur = await read();
       const prev = this.#previous.get(o.consumer) ?? null;
       this.#previous.set(o.consumer, cur);
-      return observe(prev, cur, prev ? 'previous-read' : 'boot');
+      return { observation: observe(prev, cur, prev ? 'previous-read' : 'boot'), counters: cur };
     }
     const first = await read();
     const started = Date.now();
@@ -104,7 +116,7 @@ export class WorkloadService {
     }
     const last = await read();
     this.#previous.set(o.consumer, last);
-    return observe(first, last, 'window');
+    return { observation: observe(first, last, 'window'), counters: last };
   }
 
   /** The costs of the plan in force and of a performance plan, looked up once per plan and benchmark. */
