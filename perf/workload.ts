@@ -82,11 +82,11 @@ const wrong = misranked(cs);
 const noneOff = cs.filter((c) => c.plan === NONE && !(c.estimate && withinGoal(c.estimate.added, 0)));
 const disturbed = runs.filter((r) => r.disturbed).length;
 console.log(
-  `\nGoal: estimate within +-30% or +-3 points of the measured latency change: ${cs.length - missed.length} of ${cs.length} conditions` +
+  `\nGoal: estimate within +-30% or +-3 points of the measured change of the queries' own time: ${cs.length - missed.length} of ${cs.length} conditions` +
     `${missed.length ? ` (missed: ${missed.map((c) => `${c.workload} / ${c.plan}`).join('; ')})` : ''}`,
 );
 console.log(
-  `Ranking: ${wrong.length ? `${wrong.length} pair(s) ordered against the measurement: ${wrong.map(([a, b]) => `${a.workload}/${a.plan} > ${b.workload}/${b.plan}`).join('; ')}` : 'every pair measured more than 3 points apart is ordered alike'}`,
+  `Ranking: ${wrong.length ? `${wrong.length} pair(s) of plans ordered against the measurement: ${wrong.map(([a, b]) => `${a.workload}: ${a.plan} > ${b.plan}`).join('; ')}` : 'every pair of plans measured more than 3 points apart is ordered alike'}`,
 );
 console.log(
   `No emulation: ${noneOff.length ? `${noneOff.length} estimate(s) outside 0 +-3 points` : 'every estimate within 0 +-3 points'}`,

@@ -98,12 +98,16 @@ export const conditions = (runs: readonly Run[]): Condition[] => {
   return out;
 };
 
-/** Pairs measured more than 3 points apart that the estimate orders the other way or ties (unless both are within the goal). */
+/**
+ * Plans of the same workload measured more than 3 points apart that the estimate orders the other
+ * way or ties (unless both estimates are within the goal).
+ */
 export const misranked = (cs: readonly Condition[]): [Condition, Condition][] => {
   const out: [Condition, Condition][] = [];
   for (const a of cs)
     for (const b of cs)
       if (
+        a.workload === b.workload &&
         a.serviceChange.median - b.serviceChange.median > ABS_POINTS &&
         a.estimate &&
         b.estimate &&
