@@ -11,6 +11,7 @@ import { createLinuxIdleReader } from './linux/idle-counters.ts';
 import { createLinuxBackend } from './linux/linux-backend.ts';
 import { createSimulatedBackend } from './simulated/simulated-backend.ts';
 import { createUnsupportedBackend } from './unsupported.ts';
+import { createWindowsIdleReader } from './windows/idle-counters.ts';
 import { createWindowsBackend } from './windows/windows-backend.ts';
 
 export const createBackend = (config: Config, store: Store): PowerBackend => {
@@ -44,6 +45,9 @@ export const createIdleReader = (config: Config): IdleCounterReader | null => {
   switch (choice) {
     case 'linux':
       return createLinuxIdleReader({ sysfsRoot: config.sysfsRoot, procfsRoot: config.procfsRoot });
+    case 'windows':
+    case 'win32':
+      return createWindowsIdleReader({ powershell: config.powershell });
     default:
       return null;
   }

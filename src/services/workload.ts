@@ -23,7 +23,7 @@ import { observe } from '../platform/idle-delta.ts';
 import { workloadSummary } from './workload-text.ts';
 
 /** Who reads: each keeps its own previous read, so a scrape's window is not cut short by a request. */
-export type WorkloadConsumer = 'request' | 'status';
+export type WorkloadConsumer = 'request' | 'status' | 'advice';
 
 export interface WorkloadOptions {
   windowS?: number;

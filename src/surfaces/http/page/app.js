@@ -13,6 +13,7 @@ import { loadHistory } from './history.js';
 import { loadHolds } from './holds.js';
 import { loadPlans } from './plans.js';
 import { loadSystem } from './system.js';
+import { loadWorkload } from './workload.js';
 
 /** @typedef {import('../../../../openapi/api-types').components['schemas']['ActivePlan']} ActivePlan */
 /** @typedef {import('../../../../openapi/api-types').components['schemas']['SystemInfo']} SystemInfo */
@@ -49,7 +50,14 @@ const start = async () => {
     refreshActive(),
   ]);
   initBenchmark({ onDone: () => Promise.all([loadHistory(false), loadAdvice()]) });
-  await Promise.all([plans(), loadHolds(), loadAdvice(), loadHistory(true), initFleet({ may, reportError })]);
+  await Promise.all([
+    plans(),
+    loadHolds(),
+    loadAdvice(),
+    loadWorkload(),
+    loadHistory(true),
+    initFleet({ may, reportError }),
+  ]);
   if (!anyScope()) {
     byId('errors').append(
       h(
