@@ -10,6 +10,7 @@ import {
   type ObservedCpu,
   type ObservedState,
   PER_CPU_LIMIT,
+  type StateCounters,
   type WorkloadObservation,
 } from '../domain/workload.ts';
 
@@ -27,14 +28,8 @@ interface CpuDelta {
   totalUs: number | null;
   idleUs: number | null;
   entries: number | null;
-  states: {
-    name: string;
-    exitLatencyUs: number | null;
-    usage: number;
-    timeUs: number;
-    above: number | null;
-    below: number | null;
-  }[];
+  /** The states' counters over the window. */
+  states: Omit<StateCounters, 'disabled'>[];
 }
 
 const zero = (c: CpuCounters): CpuCounters => ({
