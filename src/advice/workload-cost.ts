@@ -27,11 +27,17 @@ export interface WakePoint {
   costUs: Range;
 }
 
-/** The clock ramp after one idle gap: the time a burst loses in all, and how long the ramp lasts. */
+/**
+ * The clock ramp after one idle gap: the time a burst loses in all, how long the ramp lasts, and
+ * how much slower its first unit of work (`unitUs` long) runs, where a ramp is steepest.
+ */
 export interface RampPoint {
   gapUs: number;
   lossUs: Range;
   rampUs: number;
+  /** First unit's time over warm, minus 1 (0 = not slowed). */
+  startSlowdown: Range;
+  unitUs: number;
 }
 
 export interface PlanCosts {
@@ -85,27 +91,35 @@ export const wakeCostAt = (costs: PlanCosts, gapUs: number, pick: Pick3): number
   );
 
 /**
- * The time a busy period of `busyUs` loses to the clock ramp after a gap: the whole loss when it
- * lasts the whole ramp, its share of the ramp when shorter. Below the shortest gap measured the
- * loss shrinks in proportion to the gap (the clock drops gradually); above the longest it stays.
+ * The time a busy period of `busyUs` loses to the clock ramp after a gap: its first unit runs
+ * slowed by the first unit's measured slowdown, the rest of the loss is spread over the rest of the
+ * ramp, so a busy period as long as the ramp loses it all and a shorter one its share. Below the
+ * shortest gap measured the loss shrinks in proportion to the gap (the clock drops gradually);
+ * above the longest it stays.
  */
 export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number => {
+  const ramp = costs.ramp;
+  const scaled = (v: number, g: number, g0: number) => (v * g) / g0;
   const loss = Math.max(
     0,
-    interpolate(
-      costs.ramp,
-      (i) => costs.ramp[i]!.lossUs[pick],
-      gapUs,
-      (v, g, g0) => (v * g) / g0,
-    ),
+    interpolate(ramp, (i) => ramp[i]!.lossUs[pick], gapUs, scaled),
+  );
+  const start = Math.max(
+    0,
+    interpolate(ramp, (i) => ramp[i]!.startSlowdown[pick], gapUs, scaled),
   );
   const rampUs = interpolate(
-    costs.ramp,
-    (i) => costs.ramp[i]!.rampUs,
+    ramp,
+    (i) => ramp[i]!.rampUs,
     gapUs,
     (v) => v,
   );
-  return rampUs > 0 ? loss * Math.min(1, busyUs / rampUs) : 0;
+  const unitUs = Math.min(ramp[0]?.unitUs ?? 0, rampUs);
+  if (rampUs <= 0) return 0;
+  const head = start * Math.min(busyUs, unitUs);
+  const rest = Math.max(0, loss - start * unitUs);
+  const tail = rampUs > unitUs ? rest * Math.min(1, Math.max(0, busyUs - unitUs) / (rampUs - unitUs)) : 0;
+  return head + tail;
 };
 
 /** Gaps at the midpoints of K equal-probability slices of an exponential distribution with mean 1. */

@@ -33,15 +33,21 @@ const wakePoints = (r: BenchmarkResult): WakePoint[] => {
 
 const rampPoints = (r: BenchmarkResult): RampPoint[] => {
   const warmUs = r.phases.warmBaseline.burstMs.median * 1000;
+  const unitUs = r.phases.warmBaseline.unitMs.median * 1000;
   return r.phases.burstsAfterIdle.map((b) => {
     const p = b.penalty;
     const se = medianError(p.p90 - p.p10, Z_P10_P90, p.n);
     const loss = (ratio: number) => Math.max(0, ratio - 1) * warmUs;
+    const f = b.firstUnitPenalty;
+    const fse = medianError(f.p90 - f.p10, Z_P10_P90, f.n);
+    const slow = (ratio: number) => Math.max(0, ratio - 1);
     const rampUs = b.rampUpMs.median * 1000;
     return {
       gapUs: b.idleGapMs * 1000,
       lossUs: { mid: loss(p.median), low: loss(p.median - 2 * se), high: loss(p.median + 2 * se) },
       rampUs: rampUs > 0 ? Math.min(rampUs, warmUs) : warmUs,
+      startSlowdown: { mid: slow(f.median), low: slow(f.median - 2 * fse), high: slow(f.median + 2 * fse) },
+      unitUs,
     };
   });
 };

@@ -38,7 +38,15 @@ const observation = (
 };
 
 /** A clock that loses `lossUs` over a `rampUs` ramp after 1 ms or more idle; wake-ups cost 20 us more after 1 ms. */
-const costs = (lossUs: number, rampUs: number, wakeUs: number): PlanCosts => ({
+const costs = (
+  lossUs: number,
+  rampUs: number,
+  wakeUs: number,
+  start: { startSlowdown: { mid: number; low: number; high: number }; unitUs: number } = {
+    startSlowdown: { mid: 0, low: 0, high: 0 },
+    unitUs: 0,
+  },
+): PlanCosts => ({
   basis: 'benchmark',
   benchmarkId: 'bm-20260101-000000-abcdef',
   wake: [
@@ -46,8 +54,8 @@ const costs = (lossUs: number, rampUs: number, wakeUs: number): PlanCosts => ({
     { gapUs: 1000, costUs: { mid: wakeUs, low: wakeUs * 0.8, high: wakeUs * 1.2 } },
   ],
   ramp: [
-    { gapUs: 10_000, lossUs: { mid: lossUs / 2, low: lossUs / 4, high: lossUs }, rampUs },
-    { gapUs: 100_000, lossUs: { mid: lossUs, low: lossUs * 0.8, high: lossUs * 1.2 }, rampUs },
+    { gapUs: 10_000, lossUs: { mid: lossUs / 2, low: lossUs / 4, high: lossUs }, rampUs, ...start },
+    { gapUs: 100_000, lossUs: { mid: lossUs, low: lossUs * 0.8, high: lossUs * 1.2 }, rampUs, ...start },
   ],
 });
 
@@ -100,6 +108,26 @@ describe('the workload cost model (property-tested)', () => {
     assert.equal(rampLossAt(c, 1_000_000, 500, 'mid'), 250);
     // Below the shortest gap measured the loss shrinks with the gap.
     assert.equal(rampLossAt(c, 5000, 10_000, 'mid'), 250);
+  });
+
+  it("a ramp steepest at its start: a request shorter than the first unit loses the first unit's slowdown", () => {
+    // The first 100 us run at a third of the speed (slowdown 2), 400 us lost over a 2000 us ramp in all.
+    const c = costs(400, 2000, 0, { startSlowdown: { mid: 2, low: 2, high: 2 }, unitUs: 100 });
+    assert.equal(rampLossAt(c, 1_000_000, 50, 'mid'), 100);
+    assert.equal(rampLossAt(c, 1_000_000, 100, 'mid'), 200);
+    assert.equal(rampLossAt(c, 1_000_000, 1050, 'mid'), 300);
+    assert.equal(rampLossAt(c, 1_000_000, 5000, 'mid'), 400);
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0, max: 10_000, noNaN: true }),
+        fc.double({ min: 0, max: 10_000, noNaN: true }),
+        (b1, b2) => {
+          const [short, long] = b1 <= b2 ? [b1, b2] : [b2, b1];
+          assert.ok(rampLossAt(c, 1_000_000, short, 'mid') <= rampLossAt(c, 1_000_000, long, 'mid') + 1e-9);
+          assert.ok(rampLossAt(c, 1_000_000, long, 'mid') <= 400 + 1e-9);
+        },
+      ),
+    );
   });
 
   it('the same work with the same pattern: the added share does not depend on how long it was watched', () => {
