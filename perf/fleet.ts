@@ -15,6 +15,11 @@
  *    agent; per-host overhead is what each further host adds.
  *
  *   npm run perf:fleet -- [--hosts 50] [--rounds 5] [--concurrency 16] [--sim-hosts 10000] [--sim-rounds 5]
+ *                         [--before DIR] [--no-fan-out]
+ *
+ * With --before, a checkout of an earlier version (built with its `npm run build`) is measured in
+ * the same run, round for round beside this one: its CLI, its service, and the size of its MCP
+ * get_fleet_status answer (every page of this version's, the first of the earlier one's).
  *
  * Goals: 10,000 hosts from Prometheus in under 2 s with the asking process under 150 MiB; the
  * status of 50 agents in under 1.5 s.
@@ -24,9 +29,10 @@ import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { loadConfig } from '../src/config.ts';
 import { buildDeps } from '../src/deps.ts';
-import { FleetStatus } from '../src/domain/fleet.ts';
+import { FleetHostStatus, FleetStatus } from '../src/domain/fleet.ts';
 import { createLogger } from '../src/lib/log.ts';
 import { createToken } from '../src/lib/tokens.ts';
 import { FleetService } from '../src/services/fleet/fleet.ts';
@@ -43,8 +49,16 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     'sim-hosts': { type: 'string', default: '10000' },
     'sim-rounds': { type: 'string', default: '5' },
+    before: { type: 'string' },
+    'no-fan-out': { type: 'boolean', default: false },
   },
 });
+/** The trees measured: this one, and the earlier checkout when given. */
+const trees = [
+  { label: 'after', root: repoRoot, all: ['--all'] },
+  ...(values.before ? [{ label: 'before', root: values.before, all: [] as string[] }] : []),
+];
+type Tree = (typeof trees)[number];
 const count = Number(values.hosts);
 const rounds = Number(values.rounds);
 const GOAL_MS = 1500;
@@ -89,7 +103,9 @@ console.log(
 );
 
 /** The answer, checked against what the simulation wrote for every host. */
-const check = (s: FleetStatus) => {
+const check = (answer: { hosts: unknown }) => {
+  // Host by host in this version's shape (an earlier version's answer has no page fields).
+  const s = { hosts: z.array(FleetHostStatus).parse(answer.hosts) };
   const byName = new Map(s.hosts.map((h) => [h.name, h]));
   let ok = 0;
   for (let i = 0; i < simCount; i++) {
@@ -112,8 +128,15 @@ const cliEnv = {
   POWERPLAN_BACKEND: 'simulated',
   POWERPLAN_FLEET_TIMEOUT_MS: '60000',
 };
-/** One `powerplan fleet status --json` as its own process, under /usr/bin/time. */
-const cliOnce = () =>
+/** A Markdown table: its header row, the separator, the rows. */
+const printTable = (head: string, rows: string[]) => {
+  console.log(head);
+  console.log(`|${'---|'.repeat(head.split('|').length - 2)}`);
+  for (const row of rows) console.log(row);
+};
+
+/** One `powerplan fleet status --json` (every page) as its own process, under /usr/bin/time. */
+const cliOnce = (tree: Tree) =>
   new Promise<{ wallMs: number; cpuMs: number; maxRssMiB: number; promCpuMs: number; ok: number }>(
     (resolve, reject) => {
       void cpuMs(prometheus.child.pid!).then((promBefore) => {
@@ -124,14 +147,15 @@ const cliOnce = () =>
             '-f',
             'TIME %U %S %M',
             process.execPath,
-            join(repoRoot, 'bin', 'powerplan.js'),
+            join(tree.root, 'bin', 'powerplan.js'),
             'fleet',
             'status',
             '--fleet',
             simFleet,
             '--json',
+            ...tree.all,
           ],
-          { env: cliEnv, maxBuffer: 256 * 1024 * 1024, cwd: repoRoot },
+          { env: cliEnv, maxBuffer: 256 * 1024 * 1024, cwd: tree.root },
           async (err, stdout, stderr) => {
             const wallMs = performance.now() - started;
             if (err) return reject(new Error(`fleet status failed: ${stderr}`));
@@ -143,7 +167,7 @@ const cliOnce = () =>
                 cpuMs: (Number(m[1]) + Number(m[2])) * 1000,
                 maxRssMiB: Number(m[3]) / 1024,
                 promCpuMs: (await cpuMs(prometheus.child.pid!)) - promBefore,
-                ok: check(FleetStatus.parse(JSON.parse(stdout))),
+                ok: check(JSON.parse(stdout)),
               });
             } catch (e) {
               reject(e);
@@ -154,9 +178,57 @@ const cliOnce = () =>
     },
   );
 
-await cliOnce(); // warm-up: Prometheus' caches, the page cache
-const cli = [];
-for (let i = 0; i < simRounds; i++) cli.push(await cliOnce());
+for (const tree of trees) await cliOnce(tree); // warm-up: Prometheus' caches, the page cache
+const cli = new Map(trees.map((tree) => [tree.label, [] as Awaited<ReturnType<typeof cliOnce>>[]]));
+// Round for round, the trees in turn: the same machine load for both.
+for (let i = 0; i < simRounds; i++) for (const tree of trees) cli.get(tree.label)!.push(await cliOnce(tree));
+const cliAfter = cli.get('after')!;
+console.log(
+  `${simRounds} rounds after one warm-up, ${trees.map((t) => t.label).join(' and ')} in turn; every host's status and plan checked against the simulation (${cliAfter[0]!.ok} ok, ${simCount - cliAfter[0]!.ok} unreachable)\n`,
+);
+printTable(
+  '| hosts | version | how | wall ms (median) | rounds ms | asking process CPU ms | Prometheus CPU ms | asking process peak RSS MiB | goal (< 2 s, < 150 MiB) |',
+  trees.map((tree) => {
+    const runs = cli.get(tree.label)!;
+    const wall = median(runs.map((c) => c.wallMs));
+    const peak = Math.max(...runs.map((c) => c.maxRssMiB));
+    return `| ${simCount} | ${tree.label} | \`powerplan fleet status --json${tree.all.length ? ' --all' : ''}\` (a new process, from the bundle) | ${wall.toFixed(0)} | ${runs.map((c) => c.wallMs.toFixed(0)).join(', ')} | ${median(runs.map((c) => c.cpuMs)).toFixed(0)} | ${median(runs.map((c) => c.promCpuMs)).toFixed(0)} | ${peak.toFixed(0)} | ${verdict(wall, SIM_GOAL_MS, ' ms')}; ${verdict(peak, SIM_GOAL_MIB, ' MiB')} |`;
+  }),
+);
+/** The MCP get_fleet_status answer as a client receives it (text and structured content), in process. */
+const mcpAnswer = async (tree: Tree) => {
+  const src = (p: string) => import(join(tree.root, 'src', p));
+  const [{ loadConfig: load }, { buildDeps: build }, { mcpFactory }, { localCaller }] = await Promise.all([
+    src('config.ts'),
+    src('deps.ts'),
+    src('surfaces/mcp/server.ts'),
+    src('domain/scopes.ts'),
+  ]);
+  const deps = build(
+    load({
+      ...cliEnv,
+      POWERPLAN_STATE_DIR: join(simDir, `mcp-${tree.label}`),
+      POWERPLAN_FLEET_FILE: simFleet,
+    }),
+  );
+  const extra = { signal: new AbortController().signal, sendNotification: async () => {} };
+  const r = await mcpFactory(deps).callTool(localCaller, 'get_fleet_status', {}, extra);
+  await deps.stop();
+  return {
+    bytes: Buffer.byteLength(JSON.stringify(r)),
+    hosts: (r.structuredContent as FleetStatus).hosts.length,
+  };
+};
+const mcp = new Map<string, { bytes: number; hosts: number }>();
+for (const tree of trees) mcp.set(tree.label, await mcpAnswer(tree));
+console.log('');
+printTable(
+  `| version | MCP \`get_fleet_status\` result, ${simCount.toLocaleString('en')} hosts (text + structured content) | hosts in it | goal (< 100 KB) |`,
+  trees.map((tree) => {
+    const m = mcp.get(tree.label)!;
+    return `| ${tree.label} | ${(m.bytes / 1024).toFixed(1)} KB | ${m.hosts} | ${verdict(m.bytes / 1024, 100, ' KB')} |`;
+  }),
+);
 // The same status from a running service (a portal's or the page's call), with the V8 flags
 // `npm start` and the service units give it: wall time and the service's peak resident memory.
 const startFlags = (
@@ -166,49 +238,69 @@ const startFlags = (
 ).scripts.start
   .split(/\s+/)
   .filter((w) => w.startsWith('--max-'));
-const served = await startProcess([...startFlags, join(repoRoot, 'bin', 'powerplan.js'), 'serve'], {
-  ...cliEnv,
-  POWERPLAN_STATE_DIR: join(simDir, 'serve'),
-  POWERPLAN_FLEET_FILE: simFleet,
-  POWERPLAN_PORT: '0',
-  POWERPLAN_LOG_LEVEL: 'warn',
-});
-const warm: number[] = [];
-let queries = 0;
-for (let i = 0; i <= simRounds; i++) {
+/** Every page of GET /v1/fleet/status, joined (an earlier version answers all in one), and when the first came. */
+const allPages = async (url: string): Promise<{ status: FleetStatus; firstMs: number }> => {
   const started = performance.now();
-  const res = await fetch(`${served.url}/v1/fleet/status`);
-  const s = FleetStatus.parse(await res.json());
-  if (i > 0) warm.push(performance.now() - started); // the first is the warm-up
-  queries = s.source.queries ?? 0;
-  check(s);
+  const first = FleetStatus.parse(await (await fetch(`${url}/v1/fleet/status?limit=200`)).json());
+  const firstMs = performance.now() - started;
+  for (let next = first.nextCursor; next; ) {
+    const page = FleetStatus.parse(
+      await (await fetch(`${url}/v1/fleet/status?limit=200&cursor=${next}`)).json(),
+    );
+    first.hosts.push(...page.hosts);
+    next = page.nextCursor;
+  }
+  return { status: first, firstMs };
+};
+const servedRuns = new Map<string, { warm: number[]; first: number[]; peakMiB: number; queries: number }>();
+for (const tree of trees) {
+  const served = await startProcess([...startFlags, join(tree.root, 'bin', 'powerplan.js'), 'serve'], {
+    ...cliEnv,
+    POWERPLAN_STATE_DIR: join(simDir, `serve-${tree.label}`),
+    POWERPLAN_FLEET_FILE: simFleet,
+    POWERPLAN_PORT: '0',
+    POWERPLAN_LOG_LEVEL: 'warn',
+  });
+  const warm: number[] = [];
+  const first: number[] = [];
+  let queries = 0;
+  for (let i = 0; i <= simRounds; i++) {
+    const started = performance.now();
+    const paged = tree.label === 'after' ? await allPages(served.url) : undefined;
+    const s =
+      paged?.status ??
+      (JSON.parse(await (await fetch(`${served.url}/v1/fleet/status`)).text()) as FleetStatus);
+    // The first is the warm-up.
+    if (i > 0) warm.push(performance.now() - started);
+    if (i > 0) first.push(paged?.firstMs ?? performance.now() - started);
+    queries = s.source.queries ?? 0;
+    check(s);
+  }
+  const peakMiB =
+    Number(
+      /VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${served.child.pid}/status`, 'utf8'))?.[1] ?? Number.NaN,
+    ) / 1024;
+  await served.stop();
+  servedRuns.set(tree.label, { warm, first, peakMiB, queries });
 }
-const servedPeakMiB =
-  Number(
-    /VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${served.child.pid}/status`, 'utf8'))?.[1] ?? Number.NaN,
-  ) / 1024;
-await served.stop();
+console.log(`\n${servedRuns.get('after')!.queries} instant queries per status.\n`);
+printTable(
+  '| hosts | version | how | wall ms to every host (median) | rounds ms | first page ms (median) | | peak RSS MiB | goal (< 2 s, < 150 MiB) |',
+  trees.map((tree) => {
+    const r = servedRuns.get(tree.label)!;
+    return `| ${simCount} | ${tree.label} | \`GET /v1/fleet/status\`${tree.label === 'after' ? ' (every page, limit 200)' : ''} of a running \`powerplan serve\` (${startFlags.join(' ')}) | ${median(r.warm).toFixed(0)} | ${r.warm.map((x) => x.toFixed(0)).join(', ')} | ${median(r.first).toFixed(0)} | | ${r.peakMiB.toFixed(0)} (the service's peak) | ${verdict(median(r.warm), SIM_GOAL_MS, ' ms')}; ${verdict(r.peakMiB, SIM_GOAL_MIB, ' MiB')} |`;
+  }),
+);
 await prometheus.stop();
 await rm(simDir, { recursive: true, force: true });
 
-const cliWall = median(cli.map((c) => c.wallMs));
-const peak = Math.max(...cli.map((c) => c.maxRssMiB));
-console.log(
-  `${simRounds} rounds after one warm-up; ${queries} instant queries per status; every host's status and plan checked against the simulation (${cli[0]!.ok} ok, ${simCount - cli[0]!.ok} unreachable)\n`,
-);
-console.log(
-  '| hosts | how | wall ms (median) | rounds ms | asking process CPU ms | Prometheus CPU ms | asking process peak RSS MiB | goal (< 2 s, < 150 MiB) |',
-);
-console.log('|---|---|---|---|---|---|---|---|');
-console.log(
-  `| ${simCount} | \`powerplan fleet status --json\` (a new process, from the bundle) | ${cliWall.toFixed(0)} | ${cli.map((c) => c.wallMs.toFixed(0)).join(', ')} | ${median(cli.map((c) => c.cpuMs)).toFixed(0)} | ${median(cli.map((c) => c.promCpuMs)).toFixed(0)} | ${peak.toFixed(0)} | ${verdict(cliWall, SIM_GOAL_MS, ' ms')}; ${verdict(peak, SIM_GOAL_MIB, ' MiB')} |`,
-);
-console.log(
-  `| ${simCount} | \`GET /v1/fleet/status\` of a running \`powerplan serve\` (${startFlags.join(' ')}) | ${median(warm).toFixed(0)} | ${warm.map((x) => x.toFixed(0)).join(', ')} | | | ${servedPeakMiB.toFixed(0)} (the service's peak) | ${verdict(median(warm), SIM_GOAL_MS, ' ms')}; ${verdict(servedPeakMiB, SIM_GOAL_MIB, ' MiB')} |`,
-);
 console.log(`\nLoad average (1/5/15 min) after the Prometheus part: ${loadAverage()}\n`);
 
 // ---- 2. The fan-out over live agents ------------------------------------------------------
+if (values['no-fan-out']) {
+  footer();
+  process.exit(0);
+}
 
 const dir = await mkdtemp(join(tmpdir(), 'powerplan-bench-fleet-'));
 const agents = await Promise.all(

@@ -114,6 +114,8 @@ export const ConfigSchema = z.object({
   powershell: z.string().min(1),
   /** Check and set the ACL of the state directory and token file: on Windows (auto) or always. */
   aclCheck: z.enum(['auto', 'always']).default('auto'),
+  /** The local control channel (lib/control-socket.ts): a socket path or pipe name, or `none`. */
+  controlSocket: z.string().min(1).optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -151,6 +153,7 @@ const variables: Record<keyof Config, string> = {
   icacls: 'POWERPLAN_ICACLS',
   powershell: 'POWERPLAN_POWERSHELL',
   aclCheck: 'POWERPLAN_ACL_CHECK',
+  controlSocket: 'POWERPLAN_CONTROL_SOCKET',
 };
 
 export const configVariables = variables;
@@ -190,6 +193,8 @@ export const configHelp: Record<keyof Config, string> = {
   icacls: 'icacls.exe that sets and checks the ACLs of the state directory and token file (Windows)',
   powershell: 'powershell.exe that reads the owner of the state directory and token file (Windows)',
   aclCheck: 'auto: check and set ACLs on Windows; always: everywhere (default auto)',
+  controlSocket:
+    'local control socket (default <state dir>/control/powerplan.sock; \\\\.\\pipe\\powerplan on Windows; none: off)',
 };
 
 export const loadConfig = (

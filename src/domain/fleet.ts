@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { FleetHostName } from './fleet-file.ts';
 import { DesiredSummary, Owner, Plan, PlanKind } from './schemas.ts';
 
-const Reachability = z.enum(['ok', 'unreachable', 'unauthorized', 'error']).meta({
+export const FleetHostReachability = z.enum(['ok', 'unreachable', 'unauthorized', 'error']).meta({
   id: 'FleetHostReachability',
   description:
     'ok: the agent answered; unreachable: no answer in time (refused, unknown name, timed out); ' +
@@ -55,13 +55,24 @@ export const FleetHost = z
   })
   .meta({ id: 'FleetHost', description: 'One agent of the fleet, as the fleet file names it.' });
 
+/** What ends every paged fleet answer: how many items match, and how to ask for the next page. */
+const pageFields = (what: string) => ({
+  matched: z.number().int().describe(`${what} matching the filters, over every page.`),
+  nextCursor: z
+    .string()
+    .nullable()
+    .describe('Pass it as cursor, with the same filters, for the next page; null on the last page.'),
+});
+
 export const FleetHostList = z
   .object({
     source: z.string().describe('Where the hosts come from: the fleet file and/or an Ansible inventory.'),
-    hosts: z.array(FleetHost),
+    hosts: z.array(FleetHost).describe('This page of hosts, in name order.'),
+    ...pageFields('Hosts'),
   })
   .meta({ id: 'FleetHostList' });
 export type FleetHostList = z.infer<typeof FleetHostList>;
+export type FleetHostListAll = Omit<FleetHostList, 'matched' | 'nextCursor'>;
 
 /** What ends every host's answer: why it failed, and which of its text the agent wrote. */
 const outcome = (errorWhen: string) => ({
@@ -75,7 +86,7 @@ export const COSTLIEST = 10;
 export const FleetHostStatus = z
   .object({
     ...hostBase,
-    status: Reachability,
+    status: FleetHostReachability,
     checkedAt: z
       .string()
       .describe(
@@ -177,6 +188,15 @@ export const FleetStatus = z
         unauthorized: z.number().int(),
         error: z.number().int(),
         changeRecommended: z.number().int().describe('Hosts whose advice is to switch plans.'),
+        byKind: z
+          .record(z.string(), z.number().int())
+          .describe('Hosts that answered, per kind of the plan in force ("none": no plan).'),
+        byAdvice: z
+          .object({ keep: z.number().int(), switch: z.number().int(), none: z.number().int() })
+          .describe('Hosts that answered, per advice (none: no advice could be worked out).'),
+        byDrift: z
+          .record(z.string(), z.number().int())
+          .describe('Hosts with a desired plan, per desired-state status (drift, in-desired-state, ...).'),
         costliest: z
           .array(z.object({ name: z.string(), workloadAddedPercent: z.number() }))
           .optional()
@@ -184,11 +204,21 @@ export const FleetStatus = z
             `The hosts ranked by the estimated cost of their plan to their own work, costliest first (at most ${COSTLIEST}).`,
           ),
       })
-      .describe('Counts over the hosts asked.'),
-    hosts: z.array(FleetHostStatus).describe('In the order of the fleet file.'),
+      .describe('Counts over every host asked, whatever the filters and the page.'),
+    hosts: z
+      .array(FleetHostStatus)
+      .describe(
+        'This page: the failures first, then the hosts advised to switch, then the rest, each by burst penalty (highest first), then name.',
+      ),
+    ...pageFields('Hosts'),
   })
-  .meta({ id: 'FleetStatus', description: 'The power plan status of every agent asked, with counts.' });
+  .meta({
+    id: 'FleetStatus',
+    description: "The whole fleet's counts, then a page of the hosts that matter most.",
+  });
 export type FleetStatus = z.infer<typeof FleetStatus>;
+/** The status of every host asked, before the filters and the page. */
+export type FleetStatusAll = Omit<FleetStatus, 'matched' | 'nextCursor'>;
 
 type Unanswered = Exclude<FleetHostStatus['status'], 'ok'>;
 
@@ -224,19 +254,30 @@ const costliest = (hosts: FleetHostStatus[]) =>
     .sort((a, b) => b.workloadAddedPercent - a.workloadAddedPercent || a.name.localeCompare(b.name))
     .slice(0, COSTLIEST);
 
-/** The fleet status of these hosts, counted. */
-export const fleetStatus = (source: FleetSource, hosts: FleetHostStatus[]): FleetStatus => {
-  const count = (s: FleetHostStatus['status']) => hosts.filter((h) => h.status === s).length;
+/** The fleet status of these hosts, counted (one pass), and ranked by workload cost. */
+export const fleetStatus = (source: FleetSource, hosts: FleetHostStatus[]): FleetStatusAll => {
+  const byStatus = { ok: 0, unreachable: 0, unauthorized: 0, error: 0 };
+  const byKind: Record<string, number> = {};
+  const byAdvice = { keep: 0, switch: 0, none: 0 };
+  const byDrift: Record<string, number> = {};
+  for (const h of hosts) {
+    byStatus[h.status]++;
+    if (h.status !== 'ok') continue;
+    const kind = h.plan?.kind ?? 'none';
+    byKind[kind] = (byKind[kind] ?? 0) + 1;
+    byAdvice[!h.recommendation ? 'none' : h.recommendation.changeRecommended ? 'switch' : 'keep']++;
+    if (h.drift) byDrift[h.drift] = (byDrift[h.drift] ?? 0) + 1;
+  }
   const ranked = costliest(hosts);
   return {
     source,
     summary: {
       total: hosts.length,
-      ok: count('ok'),
-      unreachable: count('unreachable'),
-      unauthorized: count('unauthorized'),
-      error: count('error'),
-      changeRecommended: hosts.filter((h) => h.recommendation?.changeRecommended).length,
+      ...byStatus,
+      changeRecommended: byAdvice.switch,
+      byKind,
+      byAdvice,
+      byDrift,
       ...(ranked.length ? { costliest: ranked } : {}),
     },
     hosts,
@@ -246,7 +287,7 @@ export const fleetStatus = (source: FleetSource, hosts: FleetHostStatus[]): Flee
 export const FleetSetHost = z
   .object({
     ...hostBase,
-    status: Reachability,
+    status: FleetHostReachability,
     changed: z.boolean().nullable().describe('True when the plan was (or, with dryRun, would be) changed.'),
     before: Plan.nullable(),
     after: Plan.nullable(),
@@ -267,11 +308,15 @@ export const FleetSetResult = z
         unchanged: z.number().int().describe('Hosts already on the plan.'),
         failed: z.number().int().describe('Hosts with an error: unreachable, unauthorized or refused.'),
       })
-      .describe('Counts over the hosts asked.'),
-    hosts: z.array(FleetSetHost),
+      .describe('Counts over every host asked, whatever the page.'),
+    hosts: z
+      .array(FleetSetHost)
+      .describe('This page: the failures first, then the hosts changed, then the rest, each in name order.'),
+    ...pageFields('Hosts'),
   })
   .meta({ id: 'FleetSetResult', description: 'Per host: the change or its error; never all-or-nothing.' });
 export type FleetSetResult = z.infer<typeof FleetSetResult>;
+export type FleetSetAll = Omit<FleetSetResult, 'matched' | 'nextCursor'>;
 
 export const PrometheusTargetGroup = z
   .object({
@@ -286,10 +331,14 @@ export const PrometheusTargets = z
   .object({
     groups: z
       .array(PrometheusTargetGroup)
-      .describe('One group per host; this array alone is the file_sd / http_sd document.'),
+      .describe(
+        'One group per host, in name order; every page together (CLI: always) is the file_sd / http_sd document.',
+      ),
+    ...pageFields('Groups'),
   })
   .meta({
     id: 'PrometheusTargets',
     description: 'The fleet as Prometheus service discovery target groups.',
   });
 export type PrometheusTargets = z.infer<typeof PrometheusTargets>;
+export type PrometheusTargetsAll = Omit<PrometheusTargets, 'matched' | 'nextCursor'>;

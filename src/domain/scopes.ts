@@ -41,19 +41,20 @@ export const localCaller: Caller = { name: 'local', scopes: ['control'] };
 
 /**
  * A caller over a socket without a token (the default mode's loopback caller): any local program
- * of any user can be that, so it may only read. Control needs a token or the local administrator
- * credential (lib/admin-token.ts).
+ * of any user can be that, so it may only read. Control needs a token, the control socket
+ * (lib/control-socket.ts) or the local administrator credential (lib/admin-token.ts).
  */
 export const tokenlessCaller: Caller = { name: 'local', scopes: ['read'] };
 
-/** The caller that presented the local administrator credential (`<state dir>/admin.token`). */
+/** The local administrator: a caller on the control socket, or one that presented `<state dir>/admin.token`. */
 export const adminCaller: Caller = { name: 'local-admin', scopes: ['control'] };
 
 /** What a tokenless caller refused a scope is told to do instead. */
 export const TOKENLESS_ADVICE =
-  'Callers without a token may only read. On this host, send the local administrator credential ' +
-  "(the file admin.token in the service's state directory, readable by root / Administrators only) as " +
-  'Authorization: Bearer <token>, or run the powerplan CLI as root / from an elevated prompt; from elsewhere, use a token with that scope.';
+  'No token was sent, and callers without a token may only read. On this host, call through the ' +
+  "service's control socket as root or the service's user (curl --unix-socket /var/lib/powerplan/control/powerplan.sock " +
+  'http://localhost/v1/...; on Windows the pipe \\\\.\\pipe\\powerplan from an elevated prompt), or run the powerplan CLI ' +
+  'as root / from an elevated prompt; from elsewhere, use a token with that scope.';
 
 /** The caller as get_caller answers it (named `Caller` in the OpenAPI document). */
 export const CallerView = z

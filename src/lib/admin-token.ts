@@ -1,14 +1,15 @@
 /**
  * The local administrator credential: a control token that `powerplan serve` keeps in its state
  * directory as `admin.token`, readable only by the service's user (root) or, on Windows, by SYSTEM
- * and Administrators. Whoever can read it proves to the OS's satisfaction that they administer
- * this host; a local program of any other user cannot, and gets only `read` without a token.
+ * and Administrators. Local control no longer needs it: the control socket (or pipe) proves the
+ * caller to the OS's satisfaction without any credential (lib/control-socket.ts). It remains for
+ * what cannot use the socket, such as pasting into the status page in a browser.
  *
- * Format: one line, the token (`pp_` and 43 base64url characters), then a newline. The file is
- * written at the first start and kept across restarts (an Ansible play or a PowerShell session
- * that read it keeps working); delete it and restart the service to replace it. A file that is
- * not one the service wrote (another owner, readable by others, not a token, a symbolic link) is
- * replaced by a new one.
+ * Format: one line, the token (`pp_` and 43 base64url characters), then a newline. A new one is
+ * written at every start, so a token caught by a program that took the port while the service was
+ * down no longer works once the service is back. A file at the name that is not one the service
+ * wrote (another owner, readable by others, not a token, a symbolic link) is replaced too, and
+ * the log says so.
  *
  * The service accepts it only from loopback peers (it is a credential of this host), in the default
  * mode and with a token file alike; callers presenting it are audited as `local-admin`.
@@ -43,17 +44,17 @@ export interface AdminCredential {
 }
 
 /**
- * Reads the credential or writes a new one (temp file, fsync, rename: a reader never sees half a
- * token, and a planted link at the name is replaced, never followed). `restrict` gives the file its
- * ACL on Windows (SYSTEM and Administrators); `onReplaced` hears why an existing file was replaced.
+ * Writes a new credential, replacing the one of the last run (temp file, fsync, rename: a reader
+ * never sees half a token, and a planted link at the name is replaced, never followed). `restrict`
+ * gives the file its ACL on Windows (SYSTEM and Administrators); `onReplaced` hears when the file
+ * there was not one this service wrote.
  */
 export const ensureAdminCredential = async (
   stateDir: string,
   options: { restrict?: (path: string) => Promise<void>; onReplaced?: (why: string) => void } = {},
 ): Promise<AdminCredential> => {
   const path = adminTokenPath(stateDir);
-  let token = await readOwn(path);
-  if (!token) {
+  if (!(await readOwn(path))) {
     const existed = await openStateFile(path, constants.O_RDONLY).then(
       async (h) => {
         await h?.close();
@@ -63,22 +64,22 @@ export const ensureAdminCredential = async (
     );
     if (existed)
       options.onReplaced?.(`${path} was not a credential this service wrote; replaced by a new one`);
-    token = newToken();
-    const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const handle = await openStateFile(tmp, NEW_FILE, { mode: 0o600 });
-    try {
-      await handle!.writeFile(`${token}\n`);
-      await handle!.sync();
-    } finally {
-      await handle!.close();
-    }
-    try {
-      await options.restrict?.(tmp);
-      await rename(tmp, path);
-    } catch (e) {
-      await rm(tmp, { force: true });
-      throw e;
-    }
+  }
+  const token = newToken();
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await openStateFile(tmp, NEW_FILE, { mode: 0o600 });
+  try {
+    await handle!.writeFile(`${token}\n`);
+    await handle!.sync();
+  } finally {
+    await handle!.close();
+  }
+  try {
+    await options.restrict?.(tmp);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
   }
   const digest = createHash('sha256').update(token).digest();
   return {

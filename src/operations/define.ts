@@ -59,6 +59,13 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   scope: Scope;
   http: HttpBinding;
   cli: CliBinding;
+  /**
+   * A paged answer (input `limit` and `cursor`, output `nextCursor` and `matched`): `items` names its
+   * array of items. The CLI's --all follows nextCursor through every page (always, with `always`).
+   */
+  paged?: { items: string; always?: boolean };
+  /** Needs a configured fleet: MCP lists it only when there is one. */
+  fleet?: true;
   handler: (input: z.infer<I>, ctx: OperationContext) => Promise<z.infer<O>>;
 }
 

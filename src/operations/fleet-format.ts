@@ -4,6 +4,19 @@ import { table } from '../lib/table.ts';
 
 const hostCount = (n: number) => `${n} host${n === 1 ? '' : 's'}`;
 
+/** Where a page ends, and how to see the rest. */
+const more = (a: { matched: number; nextCursor: string | null }, shown: number): string[] =>
+  a.nextCursor === null
+    ? []
+    : [`Shown ${shown} of ${a.matched}: --all for every page, or --cursor ${a.nextCursor} for the next.`];
+
+/** Counts per key, as "3 balanced, 1 power-saver". */
+const counts = (c: Record<string, number>) =>
+  Object.entries(c)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ') || 'none';
+
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** A host of an answer, with the pointers to the text its agent wrote. */
@@ -60,6 +73,8 @@ export const formatFleetStatus = (s: FleetStatus): string => {
     ...(failed.length ? ['', ...failed.map((h) => `${h.name}: ${problem(h)}`)] : []),
     '',
     `${hostCount(m.total)}: ${m.ok} ok, ${m.unreachable} unreachable, ${m.unauthorized} unauthorized, ${m.error} error; ${m.changeRecommended} advised to switch.`,
+    `Plans: ${counts(m.byKind)}. Advice: ${m.byAdvice.keep} keep, ${m.byAdvice.switch} switch, ${m.byAdvice.none} none. Desired state: ${counts(m.byDrift)}.`,
+    ...more(s, s.hosts.length),
     ...(s.source.kind === 'prometheus'
       ? [`As scraped: from Prometheus ${s.source.name}, evaluated at ${s.source.evaluatedAt ?? '?'}.`]
       : []),
@@ -85,6 +100,7 @@ export const formatFleetSet = (r: FleetSetResult): string => {
     table(['HOST', 'OUTCOME', 'PLAN'], rows),
     '',
     `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${hostCount(m.total)}: ${m.changed} ${r.dryRun ? 'would change' : 'changed'}, ${m.unchanged} already on the plan, ${m.failed} failed.`,
+    ...more(r, r.hosts.length),
   ].join('\n');
 };
 
@@ -95,5 +111,6 @@ export const formatFleetHosts = (l: FleetHostList): string =>
       l.hosts.map((h) => [h.name, h.url, h.tags.join(',') || '-', h.auth, h.tls]),
     ),
     '',
-    `${hostCount(l.hosts.length)} from the ${l.source}.`,
+    `${hostCount(l.matched)} from the ${l.source}.`,
+    ...more(l, l.hosts.length),
   ].join('\n');

@@ -5,8 +5,10 @@
 import { z } from 'zod';
 import { MAX_THREADS } from '../bench/service.ts';
 import { BenchmarkProfile } from '../domain/benchmark.ts';
+import { FleetHostReachability } from '../domain/fleet.ts';
 import { FleetHostName, FleetTag } from '../domain/fleet-file.ts';
 import { parseDuration } from '../domain/holds.ts';
+import { PlanKind } from '../domain/schemas.ts';
 
 /** The input of an operation that takes none (unknown fields are still refused). */
 export const noInput = z.object({}).strict();
@@ -89,4 +91,37 @@ export const fleetSelection = {
     .max(64)
     .optional()
     .describe('Only hosts with any of these tags (CLI: --tags sql). With hosts, a host must match both.'),
+};
+
+/** The fields of a paged answer's input: how many items at most, and where to go on from. */
+export const pageInput = (what: string, fallback: number, max: number) => ({
+  limit: limitInput(
+    max,
+    fallback,
+    `${what} per page, 1 to ${max} (default ${fallback}); a page also ends at about 40 KB (CLI: --all for every page).`,
+  ),
+  cursor: z
+    .string()
+    .max(1024)
+    .regex(/^[A-Za-z0-9_-]+$/, 'must be the nextCursor of a page, unchanged')
+    .optional()
+    .describe('The nextCursor of the page before, to go on from there (with the same filters).'),
+});
+
+/** The filters of the fleet status' page (the counts stay over every host asked). */
+export const fleetStatusFilters = {
+  status: z
+    .array(FleetHostReachability)
+    .max(4)
+    .optional()
+    .describe('Only hosts with any of these statuses (CLI: --status unreachable,error).'),
+  kind: z
+    .array(PlanKind)
+    .max(5)
+    .optional()
+    .describe('Only hosts whose plan in force is of any of these kinds (CLI: --kind balanced,power-saver).'),
+  switchRecommended: z
+    .boolean()
+    .optional()
+    .describe('true: only hosts advised to switch plans; false: only hosts that are not.'),
 };

@@ -17,6 +17,7 @@ export interface FieldInfo {
   required: boolean;
   enum?: readonly unknown[];
   default?: unknown;
+  maximum?: number;
 }
 
 const cache = new WeakMap<Operation, FieldInfo[]>();
@@ -28,7 +29,14 @@ export const inputFields = (op: Operation): FieldInfo[] => {
   const schema = z.toJSONSchema(op.input, { io: 'input', unrepresentable: 'any' }) as {
     properties?: Record<
       string,
-      { type?: string; description?: string; enum?: unknown[]; default?: unknown; items?: { type?: string } }
+      {
+        type?: string;
+        description?: string;
+        enum?: unknown[];
+        default?: unknown;
+        maximum?: number;
+        items?: { type?: string };
+      }
     >;
     required?: string[];
   };
@@ -40,6 +48,7 @@ export const inputFields = (op: Operation): FieldInfo[] => {
     ...(p.description ? { description: p.description } : {}),
     ...(p.enum ? { enum: p.enum } : {}),
     ...(p.default !== undefined ? { default: p.default } : {}),
+    ...(p.maximum !== undefined ? { maximum: p.maximum } : {}),
   }));
   cache.set(op, fields);
   return fields;

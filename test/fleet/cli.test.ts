@@ -83,7 +83,7 @@ describe('powerplan fleet (CLI)', () => {
     );
     assert.equal(targets.code, 0, targets.stderr);
     assert.deepEqual(
-      PrometheusTargets.parse({ groups: JSON.parse(targets.stdout) }).groups.map((g) => g.labels.fleet_host),
+      PrometheusTargets.shape.groups.parse(JSON.parse(targets.stdout)).map((g) => g.labels.fleet_host),
       ['agent1', 'agent3', 'agent5', 'wrongtoken'],
     );
     const help = await runCli(['fleet', 'set', '--help'], env);
@@ -106,12 +106,9 @@ describe('powerplan fleet (CLI)', () => {
     const r = await runCli(['fleet', 'status', '--ansible-inventory', inv, '--json'], env);
     assert.equal(r.code, 0, r.stderr);
     const s = FleetStatus.parse(JSON.parse(r.stdout));
-    assert.deepEqual(
-      s.hosts.map((h) => [h.name, h.status, h.tags]),
-      [
-        ['agent1', 'ok', ['sql']],
-        ['agent2', 'ok', ['web']],
-      ],
-    );
+    assert.deepEqual(s.hosts.map((h) => [h.name, h.status, h.tags]).sort(), [
+      ['agent1', 'ok', ['sql']],
+      ['agent2', 'ok', ['web']],
+    ]);
   });
 });

@@ -60,12 +60,23 @@ describe('fleet over live agents', () => {
       unauthorized: 1,
       error: 0,
       changeRecommended: s.summary.changeRecommended,
+      byKind: { balanced: 6 },
+      byAdvice: { keep: 6 - s.summary.changeRecommended, switch: s.summary.changeRecommended, none: 0 },
+      byDrift: {},
     });
+    assert.equal(s.matched, 9);
+    assert.equal(s.nextCursor, null);
     const by = new Map(s.hosts.map((h) => [h.name, h]));
     const slow = by.get('slow')!;
+    // The failures first (by name, none has a benchmark), then the hosts that answered.
     assert.deepEqual(
       [...by.keys()],
-      ['agent1', 'agent2', 'agent3', 'agent4', 'agent5', 'wrongtoken', 'readonly', 'dead', 'slow'],
+      [
+        'dead',
+        'slow',
+        'wrongtoken',
+        ...['agent1', 'agent2', 'agent3', 'agent4', 'agent5', 'readonly'].sort(),
+      ],
     );
     for (const a of rig.agents) {
       const h = by.get(a.name)!;
@@ -99,7 +110,7 @@ describe('fleet over live agents', () => {
     const sql = FleetStatus.parse((await call('GET', '/v1/fleet/status?tags=sql')).body);
     assert.deepEqual(
       sql.hosts.map((h) => h.name),
-      ['agent1', 'agent3', 'agent5', 'wrongtoken'],
+      ['wrongtoken', 'agent1', 'agent3', 'agent5'],
     );
     const two = FleetStatus.parse((await call('GET', '/v1/fleet/status?hosts=agent2,agent4')).body);
     assert.deepEqual(

@@ -124,7 +124,8 @@ describe('a hostile fleet agent', () => {
     assert.equal(res.status, 200);
     const r = FleetSetResult.parse(await res.json());
     assertClean(r);
-    const [words, problem] = r.hosts;
+    // The failure first.
+    const [problem, words] = r.hosts;
     assert.equal(words?.before?.name, 'Balanced');
     assert.equal(words?.after?.name, 'High performance');
     assert.deepEqual(words?.warnings, [

@@ -21,7 +21,7 @@ describe('Ansible: a maintenance window under a hold', () => {
   let server: ServerProcess | undefined;
   let available = false;
 
-  // No token configured: as root the role reads the service's local administrator credential
+  // No token configured: as root the role calls through the service's control socket
   // (its state directory is the test's, so the role is told where that is).
   const playbook = (extra: string[]) =>
     runPlaybook(t.dir, 'hold-maintenance-window.yml', server!.url, [

@@ -3,13 +3,12 @@
  * installed with ansible-galaxy, its modules' documentation rendered by ansible-doc, and the role
  * with examples/site.yml run by ansible-playbook against two live services on the simulated
  * backend (agent_a with a token file, agent_b without, where no token is configured: run as root,
- * the modules and the role pick up the service's local administrator credential by themselves):
+ * the modules and the role call through the service's control socket by themselves):
  * --check --diff changes nothing and shows the change, a real run changes both hosts and a second
- * one nothing, a refused call fails with the service's own detail as msg; without a readable
- * credential the default mode refuses changes; the desired plan and holds through the modules.
+ * one nothing, a refused call fails with the service's own detail as msg; without the control
+ * socket the default mode refuses changes; the desired plan and holds through the modules.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/lib/tokens.ts';
@@ -254,43 +253,41 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
     const none = await adhoc(
       'all',
       'powerplan_plan',
-      "state=absent url={{ powerplan_url }} token={{ powerplan_token | default('') }} admin_token_file={{ powerplan_state_dir | default('/var/lib/powerplan') }}/admin.token",
+      "state=absent url={{ powerplan_url }} token={{ powerplan_token | default('') }} control_socket={{ powerplan_state_dir | default('/var/lib/powerplan') }}/control/powerplan.sock",
     );
     for (const h of hosts) assert.match(none.stdout, new RegExp(`^${h} \\| CHANGED`, 'm'), none.stdout);
     assert.equal((await desired('agent_a')).planId, null);
   });
 
-  it('without a token, a loopback service is called with its local administrator credential', async (ctx) => {
+  it('without a token, a loopback service is called through its control socket, sending no token', async (ctx) => {
     if (!requireTool(ctx, available, 'ansible-playbook', install)) return;
-    const file = join(dir.dir, 'admin.token');
-    await writeFile(file, `${control}\n`, { mode: 0o600 });
-    const info = (extra: string, base = url('agent_a')) =>
-      adhoc('agent_a', 'powerplan_info', `url=${base} ${extra}`);
-    const picked = await info(`admin_token_file=${file}`);
-    assert.match(picked.stdout, /^agent_a \| SUCCESS/m, picked.stdout);
-    // No file there (the default /var/lib/powerplan/admin.token belongs to no service of this test): no token, 401.
-    const none = await info(`admin_token_file=${join(dir.dir, 'absent.token')}`);
-    assert.match(none.stdout, /^agent_a \| FAILED!/m, none.stdout);
-    assert.match(none.stdout, /"status": 401/);
-    // Only for a loopback name: http://127.1:port reaches the same service, but is not a name the
-    // module counts as loopback, so the credential stays home and the service answers 401.
-    const elsewhere = await info(`admin_token_file=${file}`, url('agent_a').replace('127.0.0.1', '127.1'));
-    assert.match(elsewhere.stdout, /^agent_a \| FAILED!/m, elsewhere.stdout);
-    assert.match(elsewhere.stdout, /"status": 401/);
-    // The role: powerplan_token empty, the credential file given.
+    const socket = join(agents.agent_b!.deps.dir, 'control', 'powerplan.sock');
+    const dry = (extra: string, base = url('agent_b')) =>
+      adhoc('agent_b', 'powerplan_plan', `url=${base} plan=power-saver ${extra}`, ['--check']);
+    const picked = await dry(`control_socket=${socket}`);
+    assert.match(picked.stdout, /^agent_b \| CHANGED/m, picked.stdout);
+    // No socket there (the default /var/lib/powerplan one belongs to no service of this test): TCP
+    // without a token, which may only read: 403, told that no token was sent.
+    const none = await dry(`control_socket=${join(dir.dir, 'absent.sock')}`);
+    assert.match(none.stdout, /^agent_b \| FAILED!/m, none.stdout);
+    assert.match(none.stdout, /"status": 403/);
+    assert.match(none.stdout, /No token was sent/);
+    assert.doesNotMatch(none.stdout, /not valid/);
+    // Only for a loopback name: http://127.1:port reaches the same service over TCP, without a token.
+    const elsewhere = await dry(`control_socket=${socket}`, url('agent_b').replace('127.0.0.1', '127.1'));
+    assert.match(elsewhere.stdout, /"status": 403/, elsewhere.stdout);
+    // The role: powerplan_token empty, the socket from powerplan_state_dir (the inventory's).
     const role = await site([
       '--limit',
-      'agent_a',
-      '-e',
-      'powerplan_token=',
-      '-e',
-      `powerplan_admin_token_file=${file}`,
+      'agent_b',
+      '--check',
       '-e',
       'powerplan_apply=true',
       '-e',
-      'powerplan_plan=high-performance',
+      'powerplan_plan=power-saver',
     ]);
-    assert.deepEqual([role.recap.agent_a?.failed, role.recap.agent_a?.changed], [0, 0], role.output);
+    assert.deepEqual([role.recap.agent_b?.failed, role.recap.agent_b?.changed], [0, 1], role.output);
+    assert.notEqual(await activeKind('agent_b'), 'power-saver');
   });
 
   it('powerplan_hold: taken once per reason, check mode takes none, released by reason with the plan restored', async (ctx) => {
@@ -299,7 +296,7 @@ describe('Ansible collection powerplan.powerplan (modules, role, examples/site.y
       adhoc(
         'agent_b',
         'powerplan_hold',
-        `url=${url('agent_b')} admin_token_file=${join(agents.agent_b!.deps.dir, 'admin.token')} ${args}`,
+        `url=${url('agent_b')} control_socket=${join(agents.agent_b!.deps.dir, 'control', 'powerplan.sock')} ${args}`,
         check ? ['--check'] : [],
       );
     const holds = async () =>

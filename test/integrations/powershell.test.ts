@@ -32,7 +32,7 @@ describe('PowerShell module PowerPlan (Pester, live services)', () => {
   const env: Record<string, string> = {};
   let trusted: string | undefined;
 
-  /** Starts a service; answers its port and state directory (where its admin.token is). */
+  /** Starts a service; answers its port and state directory (where its control socket is). */
   const serve = async (extra: (dir: string) => Promise<Record<string, string>>) => {
     const deps = await testDeps();
     const server = await startServer({ ...deps.env, ...(await extra(deps.dir)) });
@@ -77,7 +77,7 @@ describe('PowerShell module PowerPlan (Pester, live services)', () => {
     }
     const plain = await serve(async () => ({}));
     env.POWERPLAN_TEST_PORT = plain.port;
-    // As root, with no token configured, the module finds this service's local administrator credential.
+    // As root, with no token configured, the module finds this service's control socket.
     env.POWERPLAN_STATE_DIR = plain.stateDir;
     env.POWERPLAN_TEST_TOKEN_PORT = (
       await serve(async (d) => {

@@ -24,9 +24,9 @@ export const runCli = (
 export interface ServerProcess {
   url: string;
   /**
-   * The local administrator credential the server wrote into its state directory (control, as
-   * root's CLI, Ansible with become and an elevated PowerShell pick it up); without it a loopback
-   * caller may only read.
+   * The local administrator credential the server wrote into its state directory at this start
+   * (control over TCP; the clients use the control socket instead); without it a loopback caller
+   * may only read.
    */
   admin: string;
   /** `Authorization: Bearer <admin>`, to spread into a request's headers. */

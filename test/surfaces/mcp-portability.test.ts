@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { binPath, runProcess } from '../../scripts/lib/serve.mjs';
 import { operations } from '../../src/operations/index.ts';
+import { writeSecret } from '../fleet/rig.ts';
 
 const inspectorCli = join(
   dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json')),
@@ -25,9 +26,13 @@ describe('MCP tool schemas are portable', () => {
   it('the Inspector --strict check finds no error and no warning', async () => {
     const home = await mkdtemp(join(tmpdir(), 'powerplan-inspector-'));
     try {
+      // With a fleet, so that every tool is listed (the fleet tools only are with one).
+      const fleet = join(home, 'fleet.json');
+      await writeSecret(fleet, JSON.stringify({ hosts: [{ name: 'db1', url: 'http://127.0.0.1:9' }] }));
       const args = [
         inspectorCli,
         ...['-e', 'POWERPLAN_BACKEND=simulated', '-e', `POWERPLAN_STATE_DIR=${join(home, 'state')}`],
+        ...['-e', `POWERPLAN_FLEET_FILE=${fleet}`],
         ...['-e', 'POWERPLAN_LOG_LEVEL=silent', '--method', 'tools/list', '--strict'],
         process.execPath,
         binPath,

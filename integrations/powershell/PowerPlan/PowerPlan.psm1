@@ -15,30 +15,73 @@ function ConvertTo-PlainToken {
     return [string]$Token
 }
 
-function Get-PowerPlanLocalCredential {
-    # The local administrator credential of this computer's service: the control token it keeps in
-    # its state directory as admin.token (POWERPLAN_STATE_DIR, else %ProgramData%\powerplan on
-    # Windows, /var/lib/powerplan elsewhere). Only Administrators (an elevated session) or root can
-    # read it; anyone else gets $null and calls without a token, which the service answers for
-    # reading only. Only for a loopback name: the service accepts it from this computer alone.
+function Get-PowerPlanControlPath {
+    # The control channel of this computer's service, for a loopback name: POWERPLAN_CONTROL_SOCKET,
+    # else on Windows the named pipe \\.\pipe\powerplan, elsewhere the Unix socket
+    # control/powerplan.sock in the state directory (POWERPLAN_STATE_DIR, else /var/lib/powerplan).
+    # The OS lets only the service's user and root / an elevated session open it, and a caller on it
+    # has control without sending any credential (docs/SECURITY.md, "Local control").
     param([string]$ComputerName)
     if ($ComputerName -notin @('localhost', '127.0.0.1', '::1', '[::1]')) { return $null }
+    if ($env:POWERPLAN_CONTROL_SOCKET) { return $env:POWERPLAN_CONTROL_SOCKET }
+    if ([System.Environment]::OSVersion.Platform -eq [System.PlatformID]::Win32NT) { return '\\.\pipe\powerplan' }
     $dir = $env:POWERPLAN_STATE_DIR
-    if (-not $dir) {
-        if ($env:ProgramData) { $dir = Join-Path $env:ProgramData 'powerplan' } else { $dir = '/var/lib/powerplan' }
+    if (-not $dir) { $dir = '/var/lib/powerplan' }
+    [System.IO.Path]::Combine($dir, 'control', 'powerplan.sock')
+}
+
+function Open-PowerPlanControlStream {
+    # A stream on the control channel, or $null when this session may not open it (not elevated,
+    # not root or the service's user) or nothing serves it (the service is down): the call then
+    # goes over TCP without a token, which the service answers for reading only. A pipe must be
+    # owned by SYSTEM or Administrators and a socket's directory by root or this user with no access
+    # for others; a pipe that another user created first (while the service was down) is closed
+    # before anything is sent, and the call fails saying so.
+    param([string]$Path, [int]$TimeoutSec)
+    if ($Path.StartsWith('\\.\pipe\')) {
+        $pipe = New-Object System.IO.Pipes.NamedPipeClientStream -ArgumentList '.', $Path.Substring(9), ([System.IO.Pipes.PipeDirection]::InOut)
+        try { $pipe.Connect(1000) }
+        catch { Remove-CaughtError $_; $pipe.Dispose(); return $null }
+        if ($PSVersionTable.PSEdition -eq 'Core') { $acl = [System.IO.Pipes.PipesAclExtensions]::GetAccessControl($pipe) }
+        else { $acl = $pipe.GetAccessControl() }
+        $owner = $acl.GetOwner([System.Security.Principal.SecurityIdentifier]).Value
+        if ($owner -notin @('S-1-5-18', 'S-1-5-32-544')) {
+            $pipe.Dispose()
+            throw "The pipe $Path belongs to $owner, not to SYSTEM or Administrators: another program serves it, not the powerplan service; nothing was sent. Stop that program and restart the service."
+        }
+        $pipe.ReadTimeout = $TimeoutSec * 1000
+        return $pipe
     }
-    $file = Join-Path $dir 'admin.token'
-    if (-not [System.IO.File]::Exists($file)) { return $null }
+    $dir = [System.IO.Path]::GetDirectoryName($Path)
+    $item = Get-Item -LiteralPath $dir -Force -ErrorAction SilentlyContinue
+    if (-not $item -or -not $item.PSIsContainer) { return $null }
+    if ($item.User -notin @('root', [System.Environment]::UserName) -or ([int]$item.UnixFileMode -band 63)) { return $null }
+    $socket = New-Object System.Net.Sockets.Socket -ArgumentList ([System.Net.Sockets.AddressFamily]::Unix), ([System.Net.Sockets.SocketType]::Stream), ([System.Net.Sockets.ProtocolType]::Unspecified)
+    try { $socket.Connect((New-Object System.Net.Sockets.UnixDomainSocketEndPoint -ArgumentList $Path)) }
+    catch { Remove-CaughtError $_; $socket.Dispose(); return $null }
+    $socket.ReceiveTimeout = $TimeoutSec * 1000
+    New-Object System.Net.Sockets.NetworkStream -ArgumentList $socket, $true
+}
+
+function Invoke-PowerPlanControlRequest {
+    # One HTTP/1.0 request on a control stream (so the answer is never chunked and ends when the
+    # service closes the connection); answers @{ Status; Text }, the body read as UTF-8.
+    param([System.IO.Stream]$Stream, [string]$Method, [string]$Path, [byte[]]$Body)
+    $buffer = New-Object System.IO.MemoryStream
     try {
-        $text = [System.IO.File]::ReadAllText($file).Trim()
+        $head = "$Method $Path HTTP/1.0`r`nHost: localhost`r`nAccept: application/json`r`n"
+        if ($null -ne $Body) { $head += "Content-Type: application/json; charset=utf-8`r`nContent-Length: $($Body.Length)`r`n" }
+        $bytes = [System.Text.Encoding]::ASCII.GetBytes("$head`r`n")
+        $Stream.Write($bytes, 0, $bytes.Length)
+        if ($null -ne $Body) { $Stream.Write($Body, 0, $Body.Length) }
+        $Stream.Flush()
+        $Stream.CopyTo($buffer)
     }
-    catch {
-        # Not readable here (not elevated): no credential, and no record of it left in $Error.
-        Remove-CaughtError $_
-        return $null
-    }
-    if ($text -match '^pp_[A-Za-z0-9_-]{43}$') { return $text }
-    return $null
+    finally { $Stream.Dispose() }
+    $text = [System.Text.Encoding]::UTF8.GetString($buffer.ToArray())
+    $end = $text.IndexOf("`r`n`r`n")
+    if ($text -notmatch '^HTTP/1\.[01] (\d{3})' -or $end -lt 0) { throw "The control channel gave no HTTP answer." }
+    @{ Status = [int]$Matches[1]; Text = $text.Substring($end + 4) }
 }
 
 function Get-PowerPlanErrorCategory {
@@ -145,8 +188,11 @@ function Invoke-PowerPlanApi {
         # anything between < and >, such as <token>); 5.1 keeps the body whole in ErrorDetails.
         $request.SkipHttpErrorCheck = $true
     }
+    # Without a token, this computer's service is asked over its control channel when this session
+    # may open it; a token goes only over TCP, to the address given.
     $plain = ConvertTo-PlainToken $Token
-    if (-not $plain) { $plain = Get-PowerPlanLocalCredential $ComputerName }
+    $control = $null
+    if (-not $plain -and -not $UseSsl) { $control = Get-PowerPlanControlPath $ComputerName }
     if ($plain) { $request.Headers.Authorization = "Bearer $plain" }
     if ($null -ne $Body) {
         $request.Body = [System.Text.Encoding]::UTF8.GetBytes(($Body | ConvertTo-Json -Compress -Depth 5))
@@ -156,9 +202,18 @@ function Invoke-PowerPlanApi {
     $text = $null
     $failure = $null
     try {
-        $response = Invoke-WebRequest @request
-        $status = [int]$response.StatusCode
-        $text = [System.Text.Encoding]::UTF8.GetString($response.RawContentStream.ToArray())
+        $stream = $null
+        if ($control) { $stream = Open-PowerPlanControlStream -Path $control -TimeoutSec $TimeoutSec }
+        if ($stream) {
+            $answer = Invoke-PowerPlanControlRequest -Stream $stream -Method $Method -Path $Path -Body $request['Body']
+            $status = $answer.Status
+            $text = $answer.Text
+        }
+        else {
+            $response = Invoke-WebRequest @request
+            $status = [int]$response.StatusCode
+            $text = [System.Text.Encoding]::UTF8.GetString($response.RawContentStream.ToArray())
+        }
     }
     catch {
         $failure = $_
@@ -616,7 +671,7 @@ function Get-PowerPlanRecommendation {
 # A DSC resource (class-based, Windows PowerShell 5.1's LCM, Invoke-DscResource or Azure Machine
 # Configuration) on top of the commands: the node's own service makes the plan the active one.
 # Test asks the service for a dry run, so "compliant" means exactly what Set-PowerPlan would not
-# change; the LCM runs as SYSTEM, which reads the service's local administrator credential.
+# change; the LCM runs as SYSTEM, which may open the service's control pipe.
 [DscResource()]
 class PowerPlan {
     # One power plan per node.

@@ -9,17 +9,18 @@ import type http from 'node:http';
 import type { Config } from '../../config.ts';
 import { PowerPlanError } from '../../domain/errors.ts';
 import {
-  type FleetHostList,
+  type FleetHostListAll,
   type FleetHostStatus,
+  type FleetSetAll,
   type FleetSetHost,
-  type FleetSetResult,
-  type FleetStatus,
+  type FleetStatusAll,
   fleetStatus,
-  type PrometheusTargets,
+  type PrometheusTargetsAll,
 } from '../../domain/fleet.ts';
 import { SetPlanResult } from '../../domain/schemas.ts';
 import type { Logger } from '../../lib/log.ts';
 import { mapLimited } from '../../lib/map-limited.ts';
+import { type Snapshot, Snapshots } from '../../lib/paging.ts';
 import { type RunFn, runCommand } from '../../lib/run-command.ts';
 import { linkedSignal } from '../../lib/signal.ts';
 import { AgentFailure, asAgentFailure } from './failure.ts';
@@ -27,6 +28,13 @@ import { type Fleet, type FleetTarget, loadFleet, type PrometheusTarget, resolve
 import { expect, hostStatus } from './status.ts';
 
 export const STATUS_CACHE_MS = 3_000;
+/**
+ * Status answers are kept this long for the pages after the first (two at most: a status of
+ * 10,000 hosts takes some megabytes); a cursor whose answer is gone pages on over a fresh one.
+ */
+const STATUS_PAGES_MS = 120_000;
+/** The outcome of a change is kept this long for its further pages (it cannot be asked again). */
+const SET_PAGES_MS = 600_000;
 /** The loaded fleet (files, tokens, the inventory's subprocess) is reused this long. */
 const FLEET_CACHE_MS = 3_000;
 
@@ -73,6 +81,8 @@ export class FleetService {
   private fleet: { at: number; value: Promise<Fleet> } | undefined;
   private readonly agents = new Map<string, http.Agent>();
   private readonly statusCache = new Map<string, { at: number; value: Promise<FleetHostStatus> }>();
+  private readonly statusPages = new Snapshots<FleetStatusAll>(STATUS_PAGES_MS, 2);
+  private readonly setPages = new Snapshots<FleetSetAll>(SET_PAGES_MS, 4);
   /** A signal that never aborts, for the shared status asks. */
   private readonly idle = new AbortController().signal;
 
@@ -178,7 +188,7 @@ export class FleetService {
   }
 
   /** The configured hosts (no token, only whether one is sent); contacts no host. */
-  async hosts(sel: Selection): Promise<FleetHostList> {
+  async hosts(sel: Selection): Promise<FleetHostListAll> {
     const fleet = await this.load();
     return {
       source: fleet.source,
@@ -193,7 +203,7 @@ export class FleetService {
   }
 
   /** The hosts as Prometheus file_sd / http_sd target groups (the agent's /metrics); contacts no host. */
-  async prometheusTargets(sel: Selection): Promise<PrometheusTargets> {
+  async prometheusTargets(sel: Selection): Promise<PrometheusTargetsAll> {
     const fleet = await this.load();
     if (fleet.prometheus)
       throw new PowerPlanError(
@@ -220,7 +230,7 @@ export class FleetService {
    * Status answers are shared (cached, and by callers asking at the same moment), so one caller
    * going away does not cancel them: each is bounded by the per-host timeout anyway.
    */
-  async status(sel: Selection): Promise<FleetStatus> {
+  async status(sel: Selection): Promise<FleetStatusAll> {
     const fleet = await this.load();
     if (fleet.prometheus) {
       const { prom, ask } = await this.prometheus(fleet.prometheus);
@@ -231,10 +241,29 @@ export class FleetService {
     return fleetStatus({ kind: 'agents', name: fleet.source }, hosts);
   }
 
+  /** The status kept under `id` for its further pages, or a fresh one. */
+  statusSnapshot(sel: Selection, id: string | undefined): Promise<Snapshot<FleetStatusAll>> {
+    return this.statusPages.keptOr(id, () => this.status(sel));
+  }
+
+  /** A change's outcome kept under `id` (changing nothing), or, without an id, the change made now. */
+  setSnapshot(
+    input: Selection & { plan: string; dryRun: boolean },
+    signal: AbortSignal,
+    id: string | undefined,
+  ): Promise<Snapshot<FleetSetAll>> {
+    if (id !== undefined && !this.setPages.get(id))
+      throw new PowerPlanError(
+        'invalid_input',
+        "cursor: that change's outcome is no longer kept (10 minutes); get_fleet_status shows every host's plan now.",
+      );
+    return this.setPages.keptOr(id, () => this.setPlan(input, signal));
+  }
+
   async setPlan(
     input: Selection & { plan: string; dryRun: boolean },
     signal: AbortSignal,
-  ): Promise<FleetSetResult> {
+  ): Promise<FleetSetAll> {
     const targets = select(await this.targets(await this.load()), input);
     // One listener on the caller's signal for the whole change; the hosts listen to this one.
     const batch = linkedSignal([signal]);

@@ -4,7 +4,12 @@
  * so that an answer stays small, and each answer folded into one value per host as it comes.
  */
 
-import { type FleetHostStatus, type FleetStatus, fleetStatus, unansweredHost } from '../../domain/fleet.ts';
+import {
+  type FleetHostStatus,
+  type FleetStatusAll,
+  fleetStatus,
+  unansweredHost,
+} from '../../domain/fleet.ts';
 import { FLEET_NAME } from '../../domain/fleet-file.ts';
 import { Owner, PlanKind } from '../../domain/schemas.ts';
 import { mapLimited } from '../../lib/map-limited.ts';
@@ -217,7 +222,7 @@ const answeredHost = (
 export const prometheusStatus = async (
   ask: PrometheusAsk,
   pick: (hosts: SeenHost[]) => SeenHost[],
-): Promise<FleetStatus> => {
+): Promise<FleetStatusAll> => {
   const time = Date.now() / 1000;
   const { r, lastSamples, queries } = await answers(ask, time);
   const hosts = pick(r.seen);

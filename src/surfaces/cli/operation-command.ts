@@ -56,6 +56,31 @@ const inputOf = ({ op, values, positionals, io }: OperationCommand): Record<stri
   return { ...coerceStrings(op, raw), ...input };
 };
 
+/**
+ * The operation's answer; with --all (or always, for a document that must be whole) every page of
+ * a paged one, asked in turn with the largest page and joined into one answer.
+ */
+const answerOf = async (
+  command: OperationCommand,
+  input: Record<string, unknown>,
+  ctx: Parameters<typeof runOperation>[2],
+): Promise<unknown> => {
+  const { op, values } = command;
+  const every = op.paged && (op.paged.always || values.all === true);
+  if (!op.paged || !every) return runOperation(op, input, ctx);
+  const items = op.paged.items;
+  const max = inputFields(op).find((f) => f.name === 'limit')?.maximum;
+  const ask = { ...(max !== undefined && input.limit === undefined ? { limit: max } : {}), ...input };
+  const first = (await runOperation(op, ask, ctx)) as Record<string, unknown>;
+  const all = [...(first[items] as unknown[])];
+  for (let next = first.nextCursor; typeof next === 'string'; ) {
+    const page = (await runOperation(op, { ...ask, cursor: next }, ctx)) as Record<string, unknown>;
+    all.push(...(page[items] as unknown[]));
+    next = page.nextCursor;
+  }
+  return { ...first, [items]: all, nextCursor: null };
+};
+
 export const runOperationCommand = async (command: OperationCommand): Promise<number> => {
   const { op, json, io } = command;
   const input = inputOf(command);
@@ -76,7 +101,7 @@ export const runOperationCommand = async (command: OperationCommand): Promise<nu
     d = await command.deps();
     if (cancelled) void d.stop(cancelled);
     await d.start();
-    const output = await runOperation(op, input, {
+    const output = await answerOf(command, input, {
       ...d,
       caller: localCaller,
       progress: (p) => {

@@ -62,16 +62,18 @@ export const serviceCommands: ServiceCommand[] = [
   ...windowsServiceCommands,
 ];
 
-/** The flags of an operation's command: one per input field that is not a positional. */
-export const optionsFor = (op: Operation): NonNullable<ParseArgsConfig['options']> =>
-  Object.fromEntries(
+/** The flags of an operation's command: one per input field that is not a positional; --all for a paged answer. */
+export const optionsFor = (op: Operation): NonNullable<ParseArgsConfig['options']> => ({
+  ...Object.fromEntries(
     inputFields(op)
       .filter((f) => !op.cli.positional?.includes(f.name))
       .map((f) => [
         kebab(f.name),
         { type: f.type === 'boolean' ? ('boolean' as const) : ('string' as const) },
       ]),
-  );
+  ),
+  ...(op.paged && !op.paged.always ? { all: { type: 'boolean' as const } } : {}),
+});
 
 export interface FoundCommand {
   words: string[];

@@ -5,8 +5,10 @@
  * checked by runOperation. Without a token file only loopback peers are served: without a token
  * they may only read (any local user's program can be one), with the local administrator
  * credential (admin.token, lib/admin-token.ts) they have control. That credential is accepted
- * from loopback peers in both modes. A request without a socket (in-process: tests, embedding)
- * is the in-process local caller. Refusals are thrown and answered (and logged, sparingly) by the
+ * from loopback peers in both modes. A connection on the control socket (control-channel.ts) is
+ * the local administrator in both modes, whatever it sends: the OS let it connect. A request
+ * without a socket (in-process: tests, embedding) is the in-process local caller. A request that
+ * sent no token is told so, never that its token is not valid. Refusals are thrown and answered (and logged, sparingly) by the
  * app's onError.
  */
 import type { MiddlewareHandler } from 'hono';
@@ -14,7 +16,8 @@ import { adminCaller, localCaller, tokenlessCaller } from '../../domain/scopes.t
 import type { AdminCredential } from '../../lib/admin-token.ts';
 import { isLoopbackAddress } from '../../lib/loopback.ts';
 import type { TokenVerifier } from '../../lib/tokens.ts';
-import { type AppEnv, remoteAddressOf } from './env.ts';
+import { isControlConnection } from './control-channel.ts';
+import { type AppEnv, nodeOf, remoteAddressOf } from './env.ts';
 import type { PublicMatcher } from './public-routes.ts';
 import { Refusal } from './refusals.ts';
 
@@ -24,9 +27,12 @@ const INVALID_TOKEN = 'Bearer realm="powerplan", error="invalid_token"';
 
 /** RFC 6750 b64token after `Bearer`; anything else is treated as no credentials. */
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
+/** A header that carries no token at all (`Bearer` and nothing, as `$(cat unreadable-file)` leaves it). */
+const NO_TOKEN = /^\s*(Bearer)?\s*$/i;
 
+/** The token sent: undefined when none was, '' for a header that is no Bearer token. */
 const bearerToken = (header: string | undefined): string | undefined =>
-  header === undefined ? undefined : (BEARER.exec(header)?.[1] ?? '');
+  header === undefined || NO_TOKEN.test(header) ? undefined : (BEARER.exec(header)?.[1] ?? '');
 
 export interface AuthOptions {
   /** The token file's verifier; absent means no token file: loopback callers only. */
@@ -35,6 +41,9 @@ export interface AuthOptions {
   admin?: AdminCredential;
   isPublic: PublicMatcher;
 }
+
+/** What the control socket's callers are audited with as their remote. */
+export const CONTROL_REMOTE = 'control-socket';
 
 const invalidToken = (reason: 'token_unknown' | 'token_malformed') =>
   new Refusal(
@@ -46,6 +55,10 @@ const invalidToken = (reason: 'token_unknown' | 'token_malformed') =>
 
 export const authMiddleware = ({ verifier, admin, isPublic }: AuthOptions): MiddlewareHandler<AppEnv> => {
   return async (c, next) => {
+    if (isControlConnection(nodeOf(c).incoming?.socket)) {
+      c.set('caller', { ...adminCaller, remote: CONTROL_REMOTE });
+      return next();
+    }
     const remote = remoteAddressOf(c);
     const open = isPublic(c.req.method, c.req.path);
     // In-process requests (tests, embedding) have no socket and count as local.
@@ -87,7 +100,7 @@ export const authMiddleware = ({ verifier, admin, isPublic }: AuthOptions): Midd
         throw new Refusal(
           'unauthorized',
           'token_missing',
-          'This service needs a token: send Authorization: Bearer <token>. An administrator creates one on the ' +
+          'No token was sent, and this service needs one: send Authorization: Bearer <token>. An administrator creates one on the ' +
             "server with 'powerplan token create --name <name> --scopes read'.",
           CHALLENGE,
         );

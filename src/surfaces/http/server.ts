@@ -1,14 +1,18 @@
 /**
- * Starts the HTTP server (REST, MCP, the page) and stops it cleanly on SIGTERM/SIGINT: stop
- * accepting, then `deps.stop()` (cancel running work, wait for restores), then exit.
+ * Starts the HTTP server (REST, MCP, the page) on TCP and on the local control socket
+ * (control-channel.ts), and stops it cleanly on SIGTERM/SIGINT: stop accepting, then
+ * `deps.stop()` (cancel running work, wait for restores), then exit.
  */
 import { serve } from '@hono/node-server';
 import type { Deps } from '../../deps.ts';
 import { createApp } from './app.ts';
+import { type ControlChannel, listenControlChannel } from './control-channel.ts';
 import { listenFailure, loadHttpSecurity, serveOptions } from './security.ts';
 
 export interface RunningServer {
   url: string;
+  /** The control socket or pipe; undefined when turned off or its pipe name is taken. */
+  controlSocket: string | undefined;
   close(): Promise<void>;
 }
 
@@ -18,6 +22,7 @@ export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
   const app = createApp(deps, security);
   const { host, port } = deps.config;
   let server!: ReturnType<typeof serve>;
+  let control: ControlChannel | undefined;
   // Recovery first, then listen, then the timers.
   await deps.start({
     serve: async () => {
@@ -27,19 +32,30 @@ export const startHttpServer = async (deps: Deps): Promise<RunningServer> => {
         );
         s.once('error', (e: NodeJS.ErrnoException) => reject(listenFailure(e, host, port)));
       });
+      control = await listenControlChannel(app, deps.config, deps.log).catch(async (e) => {
+        await new Promise((done) => server.close(done));
+        throw e;
+      });
     },
   });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const url = `${security.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-  deps.log.info('listening', { url, backend: deps.backend.name, stateDir: deps.config.stateDir });
+  deps.log.info('listening', {
+    url,
+    controlSocket: control?.path,
+    backend: deps.backend.name,
+    stateDir: deps.config.stateDir,
+  });
   return {
     url,
+    controlSocket: control?.path,
     close: () =>
       new Promise<void>((resolve) => {
         // A running comparison restores the original plan after the abort; exit only once it has.
         const stopped = deps.stop();
-        server.close(() => void stopped.then(() => resolve()));
+        const closed = control?.close() ?? Promise.resolve();
+        server.close(() => void Promise.all([stopped, closed]).then(() => resolve()));
         // Keep-alive sockets would hold close() open; they carry no work once we are shutting down.
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       }),

@@ -1,7 +1,7 @@
 # Pester 5 tests of the PowerPlan module against live powerplan services on the simulated backend,
 # started by test/integrations/powershell.test.ts (or by CI), which passes them in the environment:
 #   POWERPLAN_TEST_PORT        plain http, no token file; POWERPLAN_STATE_DIR is its state directory,
-#                              where the module finds the local administrator credential (as root)
+#                              where the module finds the service's control socket (as root)
 #   POWERPLAN_TEST_TOKEN_PORT  http with a token file; POWERPLAN_TEST_TOKEN (control scope) and
 #                              POWERPLAN_TEST_READ_TOKEN (read scope) are tokens in it
 #   POWERPLAN_TEST_TLS_PORT    https with a test certificate for localhost that this host trusts;
@@ -260,7 +260,7 @@ Describe 'Get-PowerPlanRecommendation' {
     }
 }
 
-Describe 'The local administrator credential (no token configured)' {
+Describe 'The control socket (no token configured)' {
     BeforeAll {
         $script:SavedStateDir = $env:POWERPLAN_STATE_DIR
         $script:NoCredential = Join-Path ([System.IO.Path]::GetTempPath()) "powerplan-no-credential-$PID"
@@ -271,15 +271,15 @@ Describe 'The local administrator credential (no token configured)' {
         Remove-Item -Recurse -Force $script:NoCredential
     }
 
-    It 'run as root / elevated, the module reads admin.token from the state directory and has control' {
-        Test-Path (Join-Path $env:POWERPLAN_STATE_DIR 'admin.token') | Should -BeTrue
+    It 'run as root / elevated, the module calls through the control socket and has control' {
+        Test-Path (Join-Path $env:POWERPLAN_STATE_DIR 'control/powerplan.sock') | Should -BeTrue
         $r = Set-PowerPlan power-saver -Port $script:Port -Confirm:$false
         $r.Changed | Should -BeTrue
         Get-ActiveId | Should -Be 'a1841308-3541-4fab-bc81-f71556f20b4a'
         Set-PowerPlan -Plan $script:Balanced -Port $script:Port -Confirm:$false | Out-Null
     }
 
-    It 'without a readable credential it still reads, and a change is a terminating PermissionDenied' {
+    It 'without a control socket it still reads over TCP, and a change is a terminating PermissionDenied' {
         $env:POWERPLAN_STATE_DIR = $script:NoCredential
         try {
             (Get-PowerPlanStatus -Port $script:Port).PlanId | Should -Be $script:Balanced
@@ -288,6 +288,8 @@ Describe 'The local administrator credential (no token configured)' {
             $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.forbidden*'
             $err.CategoryInfo.Category | Should -Be 'PermissionDenied'
             $err.Exception.Problem.detail | Should -Match "needs the 'control' scope"
+            $err.Exception.Problem.detail | Should -Match 'No token was sent'
+            $err.Exception.Problem.detail | Should -Not -Match 'not valid'
             Get-ActiveId | Should -Be $script:Balanced
         }
         finally { $env:POWERPLAN_STATE_DIR = $script:SavedStateDir }
@@ -351,33 +353,28 @@ Describe 'The DSC resource PowerPlan (class-based; Get, Test and Set as the LCM 
     }
 }
 
-Describe 'The local administrator credential (admin.token in the state directory), without -Token' {
+Describe 'The control socket of this computer, without -Token' {
     BeforeAll {
-        $script:StateDir = Join-Path ([System.IO.Path]::GetTempPath()) "powerplan-admin-$PID"
-        New-Item -ItemType Directory -Path $script:StateDir -Force | Out-Null
-        [System.IO.File]::WriteAllText((Join-Path $script:StateDir 'admin.token'), "$($env:POWERPLAN_TEST_TOKEN)`n")
-        # In a new process with POWERPLAN_STATE_DIR set, as an elevated session on that host has it.
-        $script:WithCredential = {
+        # The plain service's socket, named as a session on that host may; asked for the port of
+        # the service with a token file, which would refuse the call over TCP without a token.
+        $script:Socket = Join-Path $env:POWERPLAN_STATE_DIR 'control/powerplan.sock'
+        $script:WithSocket = {
             param([string]$Command)
-            $saved = $env:POWERPLAN_STATE_DIR
-            try { $env:POWERPLAN_STATE_DIR = $script:StateDir; @(Invoke-InChildHost "`$Error.Clear(); $Command; 'ERRORS ' + `$Error.Count" '') }
-            finally { $env:POWERPLAN_STATE_DIR = $saved }
+            $saved = $env:POWERPLAN_CONTROL_SOCKET
+            try { $env:POWERPLAN_CONTROL_SOCKET = $script:Socket; @(Invoke-InChildHost "`$Error.Clear(); $Command; 'ERRORS ' + `$Error.Count" '') }
+            finally { $env:POWERPLAN_CONTROL_SOCKET = $saved }
         }
     }
-    AfterAll { Remove-Item -Recurse -Force $script:StateDir }
 
-    It 'is sent for a loopback computer, leaving nothing in $Error' {
-        $out = & $script:WithCredential "Get-PowerPlanStatus -Port $($script:TokenPort) | ForEach-Object { 'KIND ' + `$_.Kind }"
+    It 'is used for a loopback computer, sends no token and leaves nothing in $Error' {
+        $out = & $script:WithSocket "Get-PowerPlanStatus -Port $($script:TokenPort) | ForEach-Object { 'KIND ' + `$_.Kind }"
         ($out -join "`n") | Should -Match 'KIND \S+'
         $out | Should -Contain 'ERRORS 0'
     }
 
-    It 'is not sent when a -Token is given, nor without the file' {
-        $out = & $script:WithCredential "try { Get-PowerPlanStatus -Port $($script:TokenPort) -Token 'pp_wrong' } catch { 'FAILED ' + `$_.FullyQualifiedErrorId }"
+    It 'is not used when a -Token is given: that goes over TCP to the port given' {
+        $out = & $script:WithSocket "try { Get-PowerPlanStatus -Port $($script:TokenPort) -Token 'pp_wrong' } catch { 'FAILED ' + `$_.FullyQualifiedErrorId }"
         ($out -join "`n") | Should -Match 'FAILED PowerPlan.unauthorized'
-        $err = $null
-        try { Get-PowerPlanStatus -Port $script:TokenPort } catch { $err = $_ }
-        $err.FullyQualifiedErrorId | Should -BeLike 'PowerPlan.unauthorized*'
     }
 }
 
@@ -391,12 +388,16 @@ Describe '-UseSsl against the service in TLS mode' {
     It 'reads and sets the plan over https when the certificate is trusted' {
         $s = Get-PowerPlanStatus -ComputerName localhost -Port $script:TlsPort -UseSsl
         $s.Owner | Should -Be 'simulated'
-        $r = Set-PowerPlan high-performance -ComputerName localhost -Port $script:TlsPort -UseSsl -Confirm:$false
+        # -UseSsl goes over TCP: control with the service's local administrator credential as -Token.
+        $admin = [System.IO.File]::ReadAllText((Join-Path $env:POWERPLAN_STATE_DIR 'admin.token')).Trim()
+        $r = Set-PowerPlan high-performance -ComputerName localhost -Port $script:TlsPort -UseSsl -Token $admin -Confirm:$false
         $r.AfterId | Should -Be $script:HighPerformance
         (Get-PowerPlanStatus -ComputerName localhost -Port $script:TlsPort -UseSsl).PlanId | Should -Be $script:HighPerformance
     }
 
     It 'plain http against the TLS port fails with a terminating error' {
+        # Over TCP: without a control socket of this computer (which would answer whatever the port).
+        $env:POWERPLAN_STATE_DIR = [System.IO.Path]::GetTempPath()
         { Get-PowerPlanStatus -ComputerName localhost -Port $script:TlsPort } | Should -Throw -ErrorId 'PowerPlan.*'
     }
 

@@ -16,18 +16,23 @@ options:
     description:
       - Bearer token of the service's token file, with the scope the module needs (C(read) for
         powerplan_info, C(control) to set or hold a plan). Keep it in Ansible Vault.
-      - When not given (or empty) and I(url) is a loopback address, the module uses the
-        service's local administrator credential, I(admin_token_file), which only root can read
-        (C(become)). Otherwise it sends no token; the service answers such callers for reading
-        only.
+      - When not given (or empty) and I(url) is a loopback address, the module calls through
+        the service's control socket, I(control_socket), which only root (C(become)) and the
+        service's user may open, and which has control without any credential. When it cannot
+        be opened, the module calls I(url) without a token; the service answers such callers for
+        reading only.
     type: str
-  admin_token_file:
+  control_socket:
     description:
-      - The service's local administrator credential on the host the module runs on (a control
-        token the service writes at its first start; see docs/SECURITY.md of powerplan).
-      - Used only without I(token) and for a loopback I(url); never sent to another host.
-      - Default C(admin.token) in C(POWERPLAN_STATE_DIR) when that is set in the module's
-        environment, else C(/var/lib/powerplan/admin.token).
+      - The control socket of the service on the host the module runs on (a Unix domain socket
+        in a directory only the service's user and root may enter; see docs/SECURITY.md of
+        powerplan, "Local control").
+      - Used only without I(token) and for a loopback I(url), and only when it is a socket in a
+        directory of root or this user that no one else may enter. No credential is sent on it
+        or anywhere else.
+      - Default C(POWERPLAN_CONTROL_SOCKET) when set in the module's environment, else
+        C(control/powerplan.sock) in C(POWERPLAN_STATE_DIR), else
+        C(/var/lib/powerplan/control/powerplan.sock).
     type: path
   validate_certs:
     description:

@@ -1,9 +1,14 @@
 # The powerplan service's REST API for the collection's modules: one request function, the shared
 # options, the service's problem+json turned into the task's failure (msg = the detail), and the
 # run every module shares (the call, the failure, the diff, the result).
+# Without a token, a service on this host is called through its control socket when this user may
+# open it (root with become, or the service's user): the OS vouches for the caller, and nothing a
+# program holding the TCP port could catch is ever sent.
+import http.client
 import json
 import os
-import re
+import socket
+import stat
 from urllib.parse import urlsplit
 
 from ansible.module_utils.common.text.converters import to_text
@@ -12,7 +17,7 @@ from ansible.module_utils.urls import fetch_url
 SERVICE_ARGS = dict(
     url=dict(type='str', default='http://127.0.0.1:8750'),
     token=dict(type='str', no_log=True),
-    admin_token_file=dict(type='path'),
+    control_socket=dict(type='path'),
     validate_certs=dict(type='bool', default=True),
     ca_path=dict(type='path'),
     timeout=dict(type='int', default=30),
@@ -45,63 +50,120 @@ class ServiceError(Exception):
 
 
 LOOPBACK = ('127.0.0.1', 'localhost', '::1')
-ADMIN_TOKEN = re.compile(r'^pp_[A-Za-z0-9_-]{43}$')
 
 
-def admin_token_path(params):
-    """Where the service on this host keeps its local administrator credential."""
-    if params.get('admin_token_file'):
-        return params['admin_token_file']
-    return os.path.join(os.environ.get('POWERPLAN_STATE_DIR') or '/var/lib/powerplan', 'admin.token')
+def control_socket_path(params):
+    """The control socket of the service on this host (powerplan's lib/control-socket.ts)."""
+    if params.get('control_socket'):
+        return params['control_socket']
+    if os.environ.get('POWERPLAN_CONTROL_SOCKET'):
+        return os.environ['POWERPLAN_CONTROL_SOCKET']
+    state = os.environ.get('POWERPLAN_STATE_DIR') or '/var/lib/powerplan'
+    return os.path.join(state, 'control', 'powerplan.sock')
 
 
-def local_admin_token(params):
+def trusted_socket(path):
     """
-    The service's local administrator credential (control scope), for a service on this host
-    only: it counts from loopback callers alone, so it is never sent anywhere else. Readable by
-    root (become: true); for anyone else, or when absent, None, and the call goes without a token
-    (which the service answers for reading only).
+    Whether path is a socket in a directory of root or this user that no one else may enter: one
+    the service made. Anything else (absent, another owner, open to others) is not used.
     """
-    if urlsplit(params['url']).hostname not in LOOPBACK:
-        return None
     try:
-        with open(admin_token_path(params), encoding='ascii') as f:
-            text = f.read().strip()
-    except (OSError, UnicodeDecodeError):
+        d = os.lstat(os.path.dirname(path))
+        s = os.lstat(path)
+    except OSError:
+        return False
+    owners = (0, os.geteuid())
+    return (stat.S_ISDIR(d.st_mode) and d.st_uid in owners and not d.st_mode & 0o077
+            and stat.S_ISSOCK(s.st_mode) and s.st_uid in owners)
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a Unix domain socket (the service's control socket)."""
+
+    def __init__(self, socket_path, timeout):
+        super().__init__('localhost', timeout=timeout)
+        self.socket_path = socket_path
+
+    def connect(self):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.socket_path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def open_control_socket(params, timeout):
+    """
+    A connection on the control socket, for a loopback url without a token; None when there is
+    none this user may open (not root or the service's user: EACCES; the service not running).
+    """
+    if params.get('token') or urlsplit(params['url']).hostname not in LOOPBACK:
         return None
-    return text if ADMIN_TOKEN.match(text) else None
+    path = control_socket_path(params)
+    if not trusted_socket(path):
+        return None
+    conn = UnixHTTPConnection(path, timeout)
+    try:
+        conn.connect()
+    except OSError:
+        return None
+    return conn
 
 
 class Service:
     def __init__(self, module):
         self.module = module
         self.base = module.params['url'].rstrip('/')
-        self.token = module.params.get('token') or local_admin_token(module.params)
+        self.token = module.params.get('token')
 
-    def request(self, method, path, body=None, timeout=None):
-        """One call; returns the JSON answer of a 2xx, raises ServiceError otherwise."""
-        headers = {'Accept': 'application/json'}
+    def _over_socket(self, conn, method, path, data, headers):
+        """One call on the control socket: (status, body, message)."""
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, resp.read(), resp.reason
+        except (OSError, http.client.HTTPException) as e:
+            return -1, b'', str(e)
+        finally:
+            conn.close()
+
+    def _over_tcp(self, method, path, data, headers, timeout):
+        """One call to url: (status, body, message)."""
         if self.token:
             headers['Authorization'] = 'Bearer ' + self.token
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            headers['Content-Type'] = 'application/json'
         resp, info = fetch_url(
             self.module,
             self.base + path,
             data=data,
             headers=headers,
             method=method,
-            timeout=timeout or self.module.params['timeout'],
+            timeout=timeout,
             ca_path=self.module.params.get('ca_path'),
         )
-        status = info.get('status', -1)
         # On an HTTP error fetch_url has read the body already: it is in info, not in resp.
         if 'body' in info:
             raw = info['body']
         else:
             raw = resp.read() if resp is not None else b''
+        return info.get('status', -1), raw, info.get('msg')
+
+    def request(self, method, path, body=None, timeout=None):
+        """One call; returns the JSON answer of a 2xx, raises ServiceError otherwise."""
+        headers = {'Accept': 'application/json'}
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            headers['Content-Type'] = 'application/json'
+        timeout = timeout or self.module.params['timeout']
+        conn = open_control_socket(self.module.params, timeout)
+        where = conn.socket_path if conn else self.base
+        if conn:
+            status, raw, msg = self._over_socket(conn, method, path, data, headers)
+        else:
+            status, raw, msg = self._over_tcp(method, path, data, headers, timeout)
         text = to_text(raw or b'', errors='surrogate_or_strict')
         answer = None
         if text:
@@ -114,9 +176,8 @@ class Service:
         if isinstance(answer, dict) and 'detail' in answer:
             raise ServiceError(answer['detail'], status=status, problem=answer)
         if status == -1 or status is None:
-            raise ServiceError(f"{self.base}: no answer from the powerplan service: {info.get('msg')}", status=None)
-        raise ServiceError(f"{self.base}{path}: HTTP {status} ({info.get('msg')}), not an answer of the powerplan service", status=status)
-
+            raise ServiceError(f"{where}: no answer from the powerplan service: {msg}", status=None)
+        raise ServiceError(f"{where}{path}: HTTP {status} ({msg}), not an answer of the powerplan service", status=status)
 
     def resolve(self, reference):
         """The plan the service resolves a reference to (alias, name or id): a dry-run set, nothing changes."""
