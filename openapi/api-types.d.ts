@@ -220,6 +220,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Estimate what the plan costs this server's work
+         * @description Observes how this server's CPUs alternate between work and idle (idle entries per second, mean idle period, share per idle state, busy share, from the OS counters: Linux cpuidle and /proc/stat, Windows Processor Information) and estimates by how much the plan in force lengthens that work: addedPercent with a low-high range, the added time per wake-up, and what a performance plan would recover. The costs come from the newest benchmark of the last 24 h under the plan in force, else from the published exit latencies of the idle states (basis says which). An idle server gets no number but the reason "too little work observed to estimate". With window it waits that long (progress is reported); without, it compares with the previous read. Changes nothing.
+         */
+        get: operations["get_workload_cost"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/comparisons": {
         parameters: {
             query?: never;
@@ -1049,6 +1069,8 @@ export interface components {
             mismatches?: number | null;
             /** @description Who decides the processor clock and idle states there. */
             controlledBy?: ("os" | "firmware" | "hypervisor" | "unknown") | null;
+            /** @description By how much the plan lengthens the work observed there (%, get_workload_cost; from Prometheus the agent's powerplan_workload_added_ratio); null: no estimate (e.g. too little work). */
+            workloadAddedPercent?: number | null;
             /** @description Present when status is not ok. */
             error?: components["schemas"]["FleetError"];
             reportedByAgent: components["schemas"]["ReportedByAgent"];
@@ -1131,6 +1153,11 @@ export interface components {
                 byDrift: {
                     [key: string]: number;
                 };
+                /** @description The hosts ranked by the estimated cost of their plan to their own work, costliest first (at most 10). */
+                costliest?: {
+                    name: string;
+                    workloadAddedPercent: number;
+                }[];
             };
             /** @description This page: the failures first, then the hosts advised to switch, then the rest, each by burst penalty (highest first), then name. */
             hosts: components["schemas"]["FleetHostStatus"][];
@@ -1254,6 +1281,34 @@ export interface components {
          * @enum {string}
          */
         NoteCode: "policy-managed" | "policy-unknown" | "owner-inactive" | "no-performance-profile" | "profile-degraded" | "vm-host-decides" | "cpus-disagree" | "passive-powersave";
+        /** @description One CPU over the observed window. */
+        ObservedCpu: {
+            /** @description The CPU number. */
+            cpu: number;
+            /** @description Busy share of this CPU over the window (0..1); null when unknown. */
+            busyShare: number | null;
+            /** @description Idle entries (or wake-ups) per second on this CPU. */
+            idleEntriesPerSecond: number | null;
+            /** @description Mean idle period on this CPU (us). */
+            meanIdlePeriodUs: number | null;
+        };
+        /** @description One idle state over the observed window. */
+        ObservedIdleState: {
+            /** @description The idle state as the OS names it (POLL, C1, C6, `haltpoll idle`, C1/C2/C3 on Windows). */
+            name: string;
+            /** @description Share of the observed idle time spent in this state (0..1). */
+            share: number;
+            /** @description Entries into this state per second, summed over CPUs. */
+            entriesPerSecond: number;
+            /** @description Mean time per entry (us): delta time / delta entries; null without entries. */
+            meanPeriodUs: number | null;
+            /** @description Published worst-case exit latency of the state (us); null where none is published. */
+            exitLatencyUs: number | null;
+            /** @description Entries in the window the governor judged too deep (idle shorter than the target residency); null where not counted. */
+            above: number | null;
+            /** @description Entries in the window the governor judged too shallow; null where not counted. */
+            below: number | null;
+        };
         /**
          * @description Who decides the power policy on this system, and so through whom a change must go.
          * @enum {string}
@@ -1323,6 +1378,11 @@ export interface components {
             time: string | null;
             /** @description The processor the latest event 55 of this group was about. */
             processor: number;
+            /**
+             * @description 26 when read from event 26 (older Windows: state counts only), absent for event 55.
+             * @constant
+             */
+            event?: 26;
             /** @description Idle states the firmware exposes. */
             idleStateCount: number | null;
             /** @description Idle state type code (1: ACPI C-states, ...). */
@@ -1506,6 +1566,77 @@ export interface components {
          * @enum {string}
          */
         Workload: "database" | "batch" | "latency" | "energy-saving";
+        /** @description What the power plan costs this server's work, observed live and estimated with a range. */
+        WorkloadCost: {
+            observation: components["schemas"]["WorkloadObservation"];
+            /** @description Null when no estimate can be made; `reason` says why. */
+            estimate: components["schemas"]["WorkloadEstimate"] | null;
+            /** @description Why there is no estimate (e.g. "too little work observed to estimate"); null with one. */
+            reason: string | null;
+            /** @description The plan in force (name), when known. */
+            plan: string | null;
+            /** @description One sentence: "at this server's load over the last N s the plan adds ~X% (Y-Z%)". */
+            summary: string;
+        };
+        /** @description What the plan in force costs the observed work, with a range. */
+        WorkloadEstimate: {
+            /** @description By how much the plan in force lengthens the CPU work observed (%). */
+            addedPercent: number;
+            /** @description Low end of the range (%), from the uncertainty of the costs and of the idle-period distribution. */
+            low: number;
+            /** @description High end of the range (%). */
+            high: number;
+            /** @description Added time per wake-up (us): the wake-up cost plus the clock ramp-up it sets off. */
+            addedUsPerWakeup: number;
+            /** @description The part of addedPercent from waking idle cores (idle-state exit). */
+            wakeUpPercent: number;
+            /** @description The part of addedPercent from the clock ramping up after idle. */
+            rampPercent: number;
+            /**
+             * @description The costs used: a benchmark run under the plan in force, or (without one) the published exit latencies of the states in use, which cover the wake-up half only.
+             * @enum {string}
+             */
+            basis: "benchmark" | "published-latencies";
+            /** @description The benchmark whose costs were used. */
+            benchmarkId?: string;
+            /** @description What a performance plan would recover (% of the work observed), from a benchmark under a performance plan; absent without one. */
+            recoverablePercent?: number;
+            /** @description The benchmark under a performance plan that recoverablePercent rests on. */
+            recoverableFrom?: string;
+        };
+        /** @description The idle pattern of this server's work over the window, from the OS's counters. */
+        WorkloadObservation: {
+            /**
+             * @description Where the idle entries come from: Linux cpuidle state counters, the interrupts each CPU took (Linux without a cpuidle driver: an upper bound), or the Windows Processor Information counters.
+             * @enum {string}
+             */
+            source: "cpuidle" | "interrupts" | "windows-counters";
+            /**
+             * @description What the deltas are taken against: the start of the asked window, the previous read, or boot (the first read).
+             * @enum {string}
+             */
+            since: "window" | "previous-read" | "boot";
+            /** @description Seconds the counters covered. */
+            windowSeconds: number;
+            /** @description CPUs observed. */
+            cpus: number;
+            /** @description Share of CPU time spent busy over all CPUs (0..1); null when unknown. */
+            busyShare: number | null;
+            /** @description CPU seconds of work observed, summed over CPUs. */
+            busySeconds: number | null;
+            /** @description Idle entries (wake-ups) per second, summed over CPUs. */
+            idleEntriesPerSecond: number | null;
+            /** @description Mean idle period (us): idle time / idle entries. */
+            meanIdlePeriodUs: number | null;
+            /** @description Mean busy period between wake-ups (us): busy time / idle entries. */
+            meanBusyPeriodUs: number | null;
+            /** @description The idle states, shallowest first; empty without per-state counters. */
+            states: components["schemas"]["ObservedIdleState"][];
+            /** @description The busiest CPUs, at most 16. */
+            perCpu: components["schemas"]["ObservedCpu"][];
+            /** @description True when more than 16 CPUs were observed and only the busiest are listed. */
+            perCpuTruncated: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -2645,6 +2776,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Recommendation"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_workload_cost: {
+        parameters: {
+            query?: {
+                /** @description How long to observe (1s-5m, e.g. 30s): the answer waits that long and counts what the CPUs did meanwhile. Without it the counters are compared with the previous read (since boot on the first), which costs no wait. */
+                window?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Estimate what the plan costs this server's work */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkloadCost"];
                 };
             };
             /** @description Invalid input */

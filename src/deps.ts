@@ -11,13 +11,14 @@ import { Schedule } from './lib/schedule.ts';
 import { Store } from './lib/store.ts';
 import { removeLeftovers } from './lib/temp-files.ts';
 import type { PowerBackend } from './platform/backend.ts';
-import { createBackend } from './platform/detect.ts';
+import { createBackend, createIdleReader } from './platform/detect.ts';
 import { ComparisonService } from './services/compare.ts';
 import { DesiredService } from './services/desired.ts';
 import { FleetService } from './services/fleet/fleet.ts';
 import { HoldsService } from './services/holds.ts';
 import { PlanChangeService } from './services/plan-change.ts';
 import { StatusService } from './services/status.ts';
+import { WorkloadService } from './services/workload.ts';
 
 export interface Deps {
   config: Config;
@@ -37,6 +38,8 @@ export interface Deps {
   fleet: FleetService;
   /** The status read model behind /metrics, /healthz and the MCP status resource. */
   status: StatusService;
+  /** The live idle pattern and what the plan costs it (get_workload_cost, the status). */
+  workload: WorkloadService;
   /**
    * Starts the service. With `serve` (the listen of a long-running server): the temporary files
    * a crash left are removed, what a dead process left is settled (start-up recovery), `serve`
@@ -75,6 +78,8 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
   const comparisons = overrides.comparisons ?? new ComparisonService();
   const fleet = overrides.fleet ?? new FleetService(config, log);
   const bench = overrides.bench ?? new BenchmarkService({ store, log, shutdown: shutdown.signal });
+  const workload =
+    overrides.workload ?? new WorkloadService({ reader: createIdleReader(config), backend, bench });
   const status =
     overrides.status ??
     new StatusService({
@@ -85,6 +90,7 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
       holds,
       desired,
       planChange,
+      workload,
       log,
     });
   shutdown.signal.addEventListener(
@@ -110,6 +116,7 @@ export const buildDeps = (config: Config, overrides: Partial<Deps> = {}): Deps =
     fleet,
     bench,
     status,
+    workload,
     start: async ({ serve } = {}) => {
       if (!serve || shutdown.signal.aborted) return;
       const removed = removeLeftovers(config.stateDir);

@@ -13,6 +13,7 @@ import type {
   PowerSource,
   Virtualization,
 } from '../domain/schemas.ts';
+import type { WorkloadCost } from '../domain/workload.ts';
 
 export interface SystemFacts {
   backend: BackendName;
@@ -32,6 +33,8 @@ export interface AdviceInput {
   benchmark?: BenchmarkResult;
   /** The plans of a comparison, measured; the original (the active plan) has `difference: null`. */
   comparison?: readonly ComparisonEntry[];
+  /** What the plan costs the work observed on this server (get_workload_cost), when it was read. */
+  observed?: Pick<WorkloadCost, 'estimate' | 'summary'>;
   /** Why a stored benchmark was or was not used; becomes `basis.text`. */
   basisNote?: string;
 }

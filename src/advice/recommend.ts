@@ -138,8 +138,18 @@ export const recommend = (input: AdviceInput): Recommendation => {
         ]
       : [];
   const halves = weighHalves(input);
+  // The cost at this server's own load, in its own words ("... the plan adds ~X% (Y-Z%)").
+  const observed = input.observed
+    ? [
+        fact(
+          'workloadCost.addedPercent',
+          input.observed.estimate?.addedPercent ?? null,
+          input.observed.summary,
+        ),
+      ]
+    : [];
   const v = merge(measured, {
-    reasons: [...halves.reasons, ...overruled],
+    reasons: [...halves.reasons, ...overruled, ...observed],
     caveats: [...costCaveats(input, target, current, reading.posture), ...halves.caveats],
     // Firmware or the hypervisor decides: a switch here promises less.
     ...(halves.uncontrollable && target ? { confidence: lower(measured.confidence) } : {}),

@@ -80,6 +80,9 @@ const outcome = (errorWhen: string) => ({
   reportedByAgent: ReportedByAgent,
 });
 
+/** How many hosts the ranking by workload cost lists. */
+export const COSTLIEST = 10;
+
 export const FleetHostStatus = z
   .object({
     ...hostBase,
@@ -145,6 +148,13 @@ export const FleetHostStatus = z
       .nullable()
       .optional()
       .describe('Who decides the processor clock and idle states there.'),
+    workloadAddedPercent: z
+      .number()
+      .nullable()
+      .optional()
+      .describe(
+        "By how much the plan lengthens the work observed there (%, get_workload_cost; from Prometheus the agent's powerplan_workload_added_ratio); null: no estimate (e.g. too little work).",
+      ),
     ...outcome('Present when status is not ok.'),
   })
   .meta({ id: 'FleetHostStatus', description: "One agent's answer to the fleet status." });
@@ -187,6 +197,12 @@ export const FleetStatus = z
         byDrift: z
           .record(z.string(), z.number().int())
           .describe('Hosts with a desired plan, per desired-state status (drift, in-desired-state, ...).'),
+        costliest: z
+          .array(z.object({ name: z.string(), workloadAddedPercent: z.number() }))
+          .optional()
+          .describe(
+            `The hosts ranked by the estimated cost of their plan to their own work, costliest first (at most ${COSTLIEST}).`,
+          ),
       })
       .describe('Counts over every host asked, whatever the filters and the page.'),
     hosts: z
@@ -227,7 +243,18 @@ export const unansweredHost = (
   reportedByAgent,
 });
 
-/** The fleet status of these hosts, counted (one pass). */
+/** The hosts with a workload estimate, costliest first. */
+const costliest = (hosts: FleetHostStatus[]) =>
+  hosts
+    .flatMap((h) =>
+      typeof h.workloadAddedPercent === 'number'
+        ? [{ name: h.name, workloadAddedPercent: h.workloadAddedPercent }]
+        : [],
+    )
+    .sort((a, b) => b.workloadAddedPercent - a.workloadAddedPercent || a.name.localeCompare(b.name))
+    .slice(0, COSTLIEST);
+
+/** The fleet status of these hosts, counted (one pass), and ranked by workload cost. */
 export const fleetStatus = (source: FleetSource, hosts: FleetHostStatus[]): FleetStatusAll => {
   const byStatus = { ok: 0, unreachable: 0, unauthorized: 0, error: 0 };
   const byKind: Record<string, number> = {};
@@ -241,6 +268,7 @@ export const fleetStatus = (source: FleetSource, hosts: FleetHostStatus[]): Flee
     byAdvice[!h.recommendation ? 'none' : h.recommendation.changeRecommended ? 'switch' : 'keep']++;
     if (h.drift) byDrift[h.drift] = (byDrift[h.drift] ?? 0) + 1;
   }
+  const ranked = costliest(hosts);
   return {
     source,
     summary: {
@@ -250,6 +278,7 @@ export const fleetStatus = (source: FleetSource, hosts: FleetHostStatus[]): Flee
       byKind,
       byAdvice,
       byDrift,
+      ...(ranked.length ? { costliest: ranked } : {}),
     },
     hosts,
   };

@@ -136,6 +136,10 @@ export const ProcessorGroupCapabilities = z
   .object({
     ...eventOrigin,
     processor: z.number().int().describe('The processor the latest event 55 of this group was about.'),
+    event: z
+      .literal(26)
+      .optional()
+      .describe('26 when read from event 26 (older Windows: state counts only), absent for event 55.'),
     idleStateCount: z.number().int().nullable().describe('Idle states the firmware exposes.'),
     idleImplementation: z.number().int().nullable().describe('Idle state type code (1: ACPI C-states, ...).'),
     performanceImplementation: z

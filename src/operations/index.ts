@@ -10,6 +10,7 @@ import { getFleetPrometheusTargets } from './get-fleet-prometheus-targets.ts';
 import { getFleetStatus } from './get-fleet-status.ts';
 import { getRecommendation } from './get-recommendation.ts';
 import { getSystemInfo } from './get-system-info.ts';
+import { getWorkloadCost } from './get-workload-cost.ts';
 import { holdPowerPlan } from './hold-power-plan.ts';
 import { listBenchmarks } from './list-benchmarks.ts';
 import { listFleetHosts } from './list-fleet-hosts.ts';
@@ -36,6 +37,7 @@ export const operations: readonly Operation[] = [
   listBenchmarks,
   getBenchmark,
   getRecommendation,
+  getWorkloadCost,
   comparePowerPlans,
   getCaller,
   getFleetStatus,

@@ -4,11 +4,14 @@
  */
 import { dirname, join } from 'node:path';
 import type { Config } from '../config.ts';
+import type { IdleCounterReader } from '../domain/workload.ts';
 import type { Store } from '../lib/store.ts';
 import type { PowerBackend } from './backend.ts';
+import { createLinuxIdleReader } from './linux/idle-counters.ts';
 import { createLinuxBackend } from './linux/linux-backend.ts';
 import { createSimulatedBackend } from './simulated/simulated-backend.ts';
 import { createUnsupportedBackend } from './unsupported.ts';
+import { createWindowsIdleReader } from './windows/idle-counters.ts';
 import { createWindowsBackend } from './windows/windows-backend.ts';
 
 export const createBackend = (config: Config, store: Store): PowerBackend => {
@@ -29,5 +32,23 @@ export const createBackend = (config: Config, store: Store): PowerBackend => {
       return createLinuxBackend({ sysfsRoot: config.sysfsRoot, procfsRoot: config.procfsRoot });
     default:
       return createUnsupportedBackend(choice);
+  }
+};
+
+/**
+ * The live idle counters: the OS's own, whatever backend manages the plans (the simulated backend
+ * simulates plans, not the work, so it reads the host it runs on); null where the OS offers none.
+ */
+export const createIdleReader = (config: Config): IdleCounterReader | null => {
+  const choice =
+    config.backend === 'auto' || config.backend === 'simulated' ? process.platform : config.backend;
+  switch (choice) {
+    case 'linux':
+      return createLinuxIdleReader({ sysfsRoot: config.sysfsRoot, procfsRoot: config.procfsRoot });
+    case 'windows':
+    case 'win32':
+      return createWindowsIdleReader({ powershell: config.powershell });
+    default:
+      return null;
   }
 };

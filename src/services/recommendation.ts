@@ -9,10 +9,13 @@ import type { Recommendation, Workload } from '../domain/advice.ts';
 import type { BenchmarkResult } from '../domain/benchmark.ts';
 import type { PowerBackend } from '../platform/backend.ts';
 import { gatherFacts } from './compare-facts.ts';
+import type { WorkloadService } from './workload.ts';
 
 export interface AdviceContext {
   backend: PowerBackend;
   bench: Pick<BenchmarkService, 'list' | 'get'>;
+  /** The live workload cost, read against the previous read for advice (no wait); absent: not read. */
+  workload?: Pick<WorkloadService, 'available' | 'cost'>;
 }
 
 export interface AdviceInput {
@@ -63,9 +66,13 @@ export const advise = async (ctx: AdviceContext, input: AdviceInput): Promise<Re
     input.benchmark === 'latest'
       ? await latestUnder(ctx, facts.active.plan?.id)
       : { note: 'Rules only, as asked (benchmark=none).' };
+  const observed = ctx.workload?.available
+    ? await ctx.workload.cost({ consumer: 'advice', active: facts.active }).catch(() => undefined)
+    : undefined;
   return recommend({
     workload: input.workload,
     ...facts,
+    ...(observed ? { observed } : {}),
     ...(found.result ? { benchmark: found.result } : {}),
     basisNote: found.note,
   });

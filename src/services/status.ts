@@ -28,6 +28,7 @@ import type { PlanChangeService } from './plan-change.ts';
 import { activePlan } from './plans.ts';
 import { advise } from './recommendation.ts';
 import { type DamagedState, damagedState, type StateHealth, stateHealth } from './state-health.ts';
+import type { WorkloadRead, WorkloadService } from './workload.ts';
 
 /** One part of the status: its value, or the error that reading it met. */
 export type Part<T> =
@@ -52,6 +53,8 @@ export interface Status {
   holds: Part<HoldsSummary>;
   /** The desired-state checker of this process: drifts counted, the last check's verdict and plan. */
   desired: { driftTotal: number; inDesiredState: boolean | null; planId: string | null };
+  /** The workload's idle pattern since the previous status read and what the plan costs it; null without idle counters. */
+  workload: Part<WorkloadRead> | null;
   /** Kept copies of damaged files in the state directory (by any process, until removed). */
   damaged: readonly DamagedState[];
   /** Damaged files this process has moved aside since it started. */
@@ -66,6 +69,7 @@ export interface StatusSources {
   holds: HoldsService;
   desired: DesiredService;
   planChange: PlanChangeService;
+  workload: WorkloadService;
   log: Logger;
 }
 
@@ -103,6 +107,14 @@ export class StatusService {
       benchmark,
       // Without the plan in force there is nothing to advise on, for the same reason.
       advice: active.ok ? await this.#adviceFor(active.value, benchmark.value) : active,
+      workload: !s.workload.available
+        ? null
+        : active.ok
+          ? await this.#part(
+              s.workload.read({ consumer: 'status', active: active.value }),
+              'observing the workload',
+            )
+          : active,
       planChanges,
       refusedChanges: s.planChange.refusals.refused,
       holds,

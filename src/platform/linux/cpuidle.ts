@@ -43,23 +43,26 @@ interface RawState {
 
 const readState = async (dir: string, index: number): Promise<RawState | null> => {
   const f = (n: string) => readAttr(join(dir, n));
-  const [name, desc, latency, residency, disable, usage, time] = await Promise.all([
+  const [name, desc, latency, residency, disable, flags, usage, time] = await Promise.all([
     f('name'),
     f('desc'),
     f('latency'),
     f('residency'),
     f('disable'),
+    f('flags'),
     f('usage'),
     f('time'),
   ]);
-  if (name === null) return null;
+  // A directory with nothing a state has is no state; one without `name` is named by its directory.
+  if (name === null && latency === null && usage === null) return null;
   return {
     index,
-    name,
-    description: desc,
+    name: name || `state${index}`,
+    // The kernel prints a state without a description as "(null)" (some as "<null>").
+    description: desc === null || /^[(<]null[)>]$/i.test(desc) ? null : desc,
     latency: int(latency),
     residency: int(residency),
-    disabled: disable === '1',
+    disabled: disable === '1' || /\bdisabled\b/i.test(flags ?? ''),
     usage: int(usage),
     time: int(time),
   };
@@ -145,6 +148,8 @@ export const readIdleStates = async (o: CpuidleOptions): Promise<IdleStates> => 
   ]);
   const perCpu: RawState[][] = [];
   const resume: number[] = [];
+  // With CONFIG_CPU_IDLE_MULTIPLE_DRIVERS (common on ARM) each CPU names its driver (psci_idle).
+  let cpuDriver: string | null = null;
   for (const cpu of cpuIds) {
     const base = join(cpuRoot, `cpu${cpu}`);
     if ((await readAttr(join(base, 'online'))) === '0') continue;
@@ -153,6 +158,7 @@ export const readIdleStates = async (o: CpuidleOptions): Promise<IdleStates> => 
       await Promise.all(idx.map((i) => readState(join(base, 'cpuidle', `state${i}`), i)))
     ).filter((s): s is RawState => s !== null);
     if (states.length) perCpu.push(states);
+    cpuDriver ??= await readAttr(join(base, 'cpuidle', 'driver', 'name'));
     const r = int(await readAttr(join(base, 'power', 'pm_qos_resume_latency_us')));
     if (r !== null) resume.push(r);
   }
@@ -164,6 +170,7 @@ export const readIdleStates = async (o: CpuidleOptions): Promise<IdleStates> => 
   );
   const limit = limits.length ? Math.min(...limits) : null;
   const states = summarizeStates(perCpu);
+  const named = driver && driver !== 'none' ? driver : cpuDriver && cpuDriver !== 'none' ? cpuDriver : null;
   const pmQos: PmQos | null =
     dma === null && resumeLimit === null
       ? null
@@ -173,8 +180,8 @@ export const readIdleStates = async (o: CpuidleOptions): Promise<IdleStates> => 
           limited: limit !== null && states.some((s) => s.exitLatencyUs !== null && s.exitLatencyUs > limit),
         };
   return {
-    source: driver || states.length ? 'cpuidle' : 'none',
-    driver: driver && driver !== 'none' ? driver : null,
+    source: named || states.length ? 'cpuidle' : 'none',
+    driver: named,
     governor,
     cpus: perCpu.length,
     states,

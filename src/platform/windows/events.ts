@@ -18,7 +18,7 @@ import { quote } from './powercfg-command.ts';
 export const PROCESSOR_POWER_PROVIDER = 'Microsoft-Windows-Kernel-Processor-Power';
 
 /** The XPath query for wevtutil: both event ids of the provider, newest first with /rd:true. */
-export const EVENTS_QUERY = `*[System[Provider[@Name='${PROCESSOR_POWER_PROVIDER}'] and (EventID=55 or EventID=37)]]`;
+export const EVENTS_QUERY = `*[System[Provider[@Name='${PROCESSOR_POWER_PROVIDER}'] and (EventID=55 or EventID=37 or EventID=26)]]`;
 
 export interface ProcessorEvent {
   id: number;
@@ -63,20 +63,28 @@ const num = (s: string | undefined): number | null => {
 const newestFirst = (events: ProcessorEvent[]) =>
   [...events].sort((a, b) => (b.time ?? '').localeCompare(a.time ?? ''));
 
-/** The latest event 55 of each processor group. */
+/**
+ * The latest event 55 of each processor group; where a group has none, its latest event 26 (older
+ * Windows: counts of idle, performance and throttle states; no performance or throttle state means
+ * no performance control, type 0).
+ */
 export const groupCapabilities = (events: ProcessorEvent[]): ProcessorGroupCapabilities[] => {
   const byGroup = new Map<number, ProcessorGroupCapabilities>();
-  for (const e of newestFirst(events)) {
-    if (e.id !== 55) continue;
+  const sorted = newestFirst(events);
+  for (const e of [...sorted.filter((x) => x.id === 55), ...sorted.filter((x) => x.id === 26)]) {
     const group = num(e.data.Group) ?? 0;
     if (byGroup.has(group)) continue;
+    const perf = num(e.data.PerfStateCount);
+    const throttle = num(e.data.ThrottleStateCount);
     byGroup.set(group, {
       group,
       processor: num(e.data.Number) ?? 0,
       time: e.time,
+      ...(e.id === 26 ? { event: 26 } : {}),
       idleStateCount: num(e.data.IdleStateCount),
       idleImplementation: num(e.data.IdleImplementation),
-      performanceImplementation: num(e.data.PerformanceImplementation),
+      performanceImplementation:
+        e.id === 26 ? (perf === 0 && throttle === 0 ? 0 : null) : num(e.data.PerformanceImplementation),
       nominalFrequencyMHz: num(e.data.NominalFrequency),
       maximumPerformancePercent: num(e.data.MaximumPerformancePercent),
       minimumPerformancePercent: num(e.data.MinimumPerformancePercent),
@@ -128,7 +136,7 @@ export const windowsControl = (
   const evidence: ControlEvidence[] = [];
   for (const g of groups) {
     evidence.push({
-      source: `event 55 (group ${g.group})`,
+      source: `event ${g.event ?? 55} (group ${g.group})`,
       value: g.performanceImplementation,
       text:
         g.performanceImplementation === 0
@@ -148,7 +156,7 @@ export const windowsControl = (
     evidence.push({
       source: 'event 55',
       value: null,
-      text: 'no event 55 in the System log (it is written at boot; the log may have been cleared)',
+      text: 'no event 55 (or 26) in the System log (it is written at boot; the log may have been cleared)',
     });
   }
   const clockControl = groups.length ? groups.some((g) => (g.performanceImplementation ?? 1) !== 0) : null;

@@ -108,6 +108,7 @@ const answers = async (ask: PrometheusAsk, time: number) => {
     desired: () => fold<string>(q.desired, (prev, s) => prev ?? s.metric.status),
     mismatches: () => numbers(q.mismatches),
     controlledBy: () => fold<string>(q.controlledBy, (prev, s) => prev ?? s.metric.decided_by),
+    workloadCost: () => numbers(q.workloadCost),
     // The penalty after the longest idle gap, as the benchmark's summary has it.
     burst: () =>
       fold<{ gap: number; value: number }>(q.burst, (prev, s) => {
@@ -201,6 +202,9 @@ const answeredHost = (
     edited: p?.edited === 'true' ? true : p?.edited === 'false' ? false : null,
     mismatches: r.mismatches.has(h.name) ? Math.round(r.mismatches.get(h.name)!) : null,
     controlledBy: controlledBy.find((c) => c === control) ?? null,
+    workloadAddedPercent: r.workloadCost.has(h.name)
+      ? Math.round(r.workloadCost.get(h.name)! * 1000) / 10
+      : null,
     recommendation,
     // The plan's labels are the agent's words (its /metrics), and so is a summary that names them.
     reportedByAgent: [

@@ -63,6 +63,8 @@ export const statusQueries = (t: PrometheusTarget) => {
     /** Who decides the processor clock and idle states. */
     controlledBy: `max by (${H}, decided_by) (powerplan_processor_control_info{${sel}})`,
     burst: `max by (${H}, gap_seconds) (powerplan_benchmark_burst_penalty_ratio{${sel}})`,
+    /** What the plan costs each host's own work, the agent's estimate. */
+    workloadCost: perHost(`powerplan_workload_added_ratio{${sel}}`),
     /** The newest sample of the agent's own series (stale-marked when a scrape fails), for `count` hosts. */
     lastSample: (count: number, hosts?: string[]) => {
       const step = Math.max(1, Math.ceil((durationSeconds(t.lookback) * count) / LAST_SAMPLE_POINTS));

@@ -9,6 +9,7 @@ import { BenchmarkList } from '../../domain/benchmark.ts';
 import { type FleetHostStatus, unansweredHost } from '../../domain/fleet.ts';
 import { HoldList } from '../../domain/holds.ts';
 import { ActivePlan } from '../../domain/schemas.ts';
+import { WorkloadCost } from '../../domain/workload.ts';
 import { AgentFailure, asAgentFailure } from './failure.ts';
 import type { FleetTarget } from './file.ts';
 
@@ -34,12 +35,17 @@ export const hostStatus = async (t: FleetTarget, within: Within): Promise<FleetH
   const base = { name: t.name, url: t.url, tags: t.tags, checkedAt };
   try {
     return await within(async (ask) => {
-      const [active, holds, benchmarks, advice] = await Promise.all([
+      const [active, holds, benchmarks, advice, workload] = await Promise.all([
         ask('/v1/plans/active').then(expect(ActivePlan, 'active plan')),
         ask('/v1/holds').then(expect(HoldList, 'holds')),
         ask('/v1/benchmarks?limit=1').then(expect(BenchmarkList, 'benchmarks')),
         ask('/v1/recommendation?workload=database&benchmark=latest').then(
           expect(Recommendation, 'recommendation'),
+        ),
+        // Agents of earlier versions (or without idle counters) have no workload cost: not a failure.
+        ask('/v1/workload').then(
+          (a) => WorkloadCost.safeParse(a).data ?? null,
+          () => null,
         ),
       ]);
       return {
@@ -61,6 +67,7 @@ export const hostStatus = async (t: FleetTarget, within: Within): Promise<FleetH
         edited: active.plan?.edited ?? null,
         mismatches: active.effective?.checked ? active.effective.mismatches.length : null,
         controlledBy: active.control?.decidedBy ?? null,
+        workloadAddedPercent: workload?.estimate?.addedPercent ?? null,
         reportedByAgent: [...(active.plan ? ['/plan/id', '/plan/name'] : []), '/recommendation/summary'],
       };
     });

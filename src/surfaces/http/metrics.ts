@@ -12,6 +12,7 @@ import { type Caller, requireScope } from '../../domain/scopes.ts';
 import type { Status } from '../../services/status.ts';
 import { type ProcessMetrics, registerProcessMetrics } from './process-metrics.ts';
 import { registerStatusMetrics } from './status-metrics.ts';
+import { registerWorkloadMetrics } from './workload-metrics.ts';
 
 /** HTTP methods kept as label values; anything else is `other`, so a client cannot add series. */
 const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
@@ -55,6 +56,7 @@ export const createMetrics = (deps: Deps): Metrics => {
   // The read of the scrape in progress, set by the handler before the registry is collected.
   let scrape: Promise<Status> | undefined;
   registerStatusMetrics(registry, () => (scrape ??= deps.status.read()));
+  registerWorkloadMetrics(registry, () => (scrape ??= deps.status.read()));
 
   const requests = new Counter({
     name: 'powerplan_http_requests_total',

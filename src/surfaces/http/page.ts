@@ -40,6 +40,7 @@ const assets: Record<string, string> = {
       'result.js',
       'chart.js',
       'advice.js',
+      'workload.js',
       'history.js',
       'fleet.js',
     ].map((name) => [name, js]),

@@ -13,6 +13,7 @@ import { loadHistory } from './history.js';
 import { loadHolds } from './holds.js';
 import { loadPlans } from './plans.js';
 import { loadSystem } from './system.js';
+import { loadWorkload } from './workload.js';
 
 /** @typedef {import('../../../../openapi/api-types').components['schemas']['ActivePlan']} ActivePlan */
 /** @typedef {import('../../../../openapi/api-types').components['schemas']['SystemInfo']} SystemInfo */
@@ -53,6 +54,7 @@ const start = async () => {
     plans(),
     loadHolds(),
     loadAdvice(),
+    loadWorkload(),
     loadHistory(true),
     initFleet({ configured: state.system?.service.fleet ?? true, may, reportError }),
   ]);

@@ -1,0 +1,150 @@
+/**
+ * Emulated power plans for perf/workload.ts: a cgroup v1 `cpu` + `cpuacct` group (one directory
+ * when the two controllers are mounted together, two when apart) whose CFS quota a small polling
+ * controller (ramp-controller.ts, its own process, outside the group) lowers to a fraction of one
+ * CPU after a stretch without usage and lifts after a stretch of busy time: a clock that falls
+ * while the server waits and ramps up late once work arrives. The server goes inside the group,
+ * its clients stay outside. The group has a high weight (cpu.shares of nice -20), so the quota,
+ * not the neighbours, decides what it gets. Needs root.
+ *
+ * CFS hands out quota per period: work shorter than fraction x period runs at full speed in one
+ * period. The plans here use the kernel's smallest quota, 1 ms, so every request of more than
+ * about 1 ms of CPU is slowed.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { repoRoot } from './processes.ts';
+
+export interface EmulatedPlan {
+  name: string;
+  /** null: no emulation (the quota stays lifted, the controller does not run). */
+  ramp: null | {
+    periodUs: number;
+    lowPercent: number;
+    /** Without usage this long, the quota drops (the clock falls). */
+    idleMs: number;
+    /** Busy this long, the quota returns to a full CPU (the clock has ramped up). */
+    busyMs: number;
+  };
+}
+
+export const PLANS: readonly EmulatedPlan[] = [
+  { name: 'none', ramp: null },
+  { name: 'slow ramp', ramp: { periodUs: 2000, lowPercent: 50, idleMs: 20, busyMs: 10 } },
+  { name: 'slower ramp', ramp: { periodUs: 4000, lowPercent: 25, idleMs: 20, busyMs: 40 } },
+];
+
+export const describePlan = (p: EmulatedPlan): string =>
+  p.ramp
+    ? `quota ${p.ramp.lowPercent}% of a CPU (${(p.ramp.periodUs * p.ramp.lowPercent) / 100000} ms per ${p.ramp.periodUs / 1000} ms period) after ${p.ramp.idleMs} ms without usage, a full CPU after ${p.ramp.busyMs} ms busy`
+    : 'no quota';
+
+const V1 = '/sys/fs/cgroup';
+
+export interface PlanGroup {
+  usagePath: string;
+  /** Moves a process (all its threads) and every descendant it has now into the group. */
+  adopt(pid: number): Promise<void>;
+  /** Moves a process (and its descendants) back to the root groups. */
+  release(pid: number): Promise<void>;
+  /** CPU the group has used, ns. */
+  usageNs(): Promise<number>;
+  /** cpu.stat (nr_throttled > 0 proves the quota bit). */
+  throttling(): Promise<{ nrThrottled: number; throttledMs: number }>;
+  /** Starts the plan's controller (or only lifts the quota for `none`); answers how to stop it. */
+  apply(plan: EmulatedPlan): Promise<() => Promise<{ drops: number; lifts: number }>>;
+  remove(): Promise<void>;
+}
+
+const children = async (pid: number): Promise<number[]> => {
+  const out: number[] = [];
+  for (const e of await readdir('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    const stat = await readFile(`/proc/${e}/stat`, 'utf8').catch(() => '');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === pid) out.push(Number(e));
+  }
+  return out;
+};
+
+const descendants = async (pid: number): Promise<number[]> => {
+  const direct = await children(pid);
+  return [pid, ...(await Promise.all(direct.map(descendants))).flat()];
+};
+
+export const planGroup = async (name: string): Promise<PlanGroup> => {
+  const cpuRoot = join(V1, 'cpu');
+  const acctRoot = existsSync(join(cpuRoot, 'cpuacct.usage')) ? cpuRoot : join(V1, 'cpuacct');
+  if (!existsSync(join(cpuRoot, 'cpu.cfs_quota_us')) || !existsSync(join(acctRoot, 'cpuacct.usage')))
+    throw new Error('needs cgroup v1 cpu and cpuacct controllers (cpu.cfs_quota_us, cpuacct.usage)');
+  const roots = [...new Set([cpuRoot, acctRoot])];
+  const cpuDir = join(cpuRoot, name);
+  const acctDir = join(acctRoot, name);
+  for (const r of roots) await mkdir(join(r, name), { recursive: true });
+  await writeFile(join(cpuDir, 'cpu.shares'), '88761');
+  await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
+  const usagePath = join(acctDir, 'cpuacct.usage');
+  const move = async (pid: number, into: boolean) => {
+    for (const p of await descendants(pid))
+      for (const r of roots)
+        await writeFile(join(into ? join(r, name) : r, 'cgroup.procs'), String(p)).catch(() => undefined);
+  };
+  let controller: ChildProcess | undefined;
+  return {
+    usagePath,
+    adopt: (pid) => move(pid, true),
+    release: (pid) => move(pid, false),
+    usageNs: async () => Number(await readFile(usagePath, 'utf8')),
+    throttling: async () => {
+      const s = await readFile(join(cpuDir, 'cpu.stat'), 'utf8');
+      const n = (k: string) => Number(new RegExp(`^${k} (\\d+)`, 'm').exec(s)?.[1] ?? 0);
+      return { nrThrottled: n('nr_throttled'), throttledMs: n('throttled_time') / 1e6 };
+    },
+    apply: async (plan) => {
+      const r = plan.ramp;
+      await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
+      if (!r) return async () => ({ drops: 0, lifts: 0 });
+      await writeFile(join(cpuDir, 'cpu.cfs_period_us'), String(r.periodUs));
+      const args = { usagePath, quotaPath: join(cpuDir, 'cpu.cfs_quota_us'), pollUs: 250, ...r };
+      // node --import tsx, not tsx's CLI: no relaying parent between the signal and the controller.
+      const script = join(import.meta.dirname, 'ramp-controller.ts');
+      const c = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(args)], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      controller = c;
+      let out = '';
+      await new Promise<void>((res, rej) => {
+        c.stdout?.on('data', (d) => {
+          out += d;
+          if (out.includes('ready\n')) res();
+        });
+        c.once('exit', (code) => rej(new Error(`the plan controller exited with ${code}`)));
+      });
+      return async () => {
+        const exited = new Promise((res) => c.once('exit', res));
+        c.kill('SIGTERM');
+        await exited;
+        controller = undefined;
+        await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
+        try {
+          return JSON.parse(out.trim().split('\n').at(-1) ?? '') as { drops: number; lifts: number };
+        } catch {
+          return { drops: Number.NaN, lifts: Number.NaN };
+        }
+      };
+    },
+    remove: async () => {
+      controller?.kill('SIGKILL');
+      await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1').catch(() => undefined);
+      for (const r of roots) {
+        const procs = (await readFile(join(r, name, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n');
+        for (const p of procs.filter(Boolean))
+          await writeFile(join(r, 'cgroup.procs'), p).catch(() => undefined);
+        await rmdir(join(r, name)).catch(() => undefined);
+      }
+    },
+  };
+};

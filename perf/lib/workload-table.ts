@@ -1,0 +1,142 @@
+/**
+ * The figures of perf/workload.ts from its runs: per workload and emulated plan, the measured
+ * change of the queries' own time (latency without pgbench's schedule lag: the queueing behind a
+ * slowed query grows faster than the query, as in any queue), of latency and of throughput against
+ * no emulation in the same round (median over rounds, with the range), the product's estimate
+ * (median of addedPercent and of its low/high), the goal (the estimate within +-30% relative or
+ * +-3 points of the measured change, 0 +-3 with no emulation, the conditions ranked alike), and
+ * the Markdown table docs/BENCHMARK.md carries.
+ */
+import { median } from './machine.ts';
+import type { Run } from './workload-run.ts';
+
+export const NONE = 'none';
+const ABS_POINTS = 3;
+const REL = 0.3;
+
+export interface Condition {
+  workload: string;
+  plan: string;
+  rounds: number;
+  disturbed: number;
+  latencyMs: number;
+  serviceMs: number;
+  /** Latency change against no emulation, % (median over rounds, and the range): queueing included. */
+  latencyChange: { median: number; min: number; max: number };
+  /** Change of the queries' own time (latency without the schedule lag): what the estimate is compared with. */
+  serviceChange: { median: number; min: number; max: number };
+  throughputChange: { median: number; min: number; max: number };
+  /** The product's estimate, % (medians over rounds); null when it gave none. */
+  estimate: { added: number; low: number; high: number } | null;
+  reasons: string[];
+  cpuMs: number;
+  throttled: number;
+  busyShare: number | null;
+  entriesPerSecond: number | null;
+  within: boolean;
+}
+
+const spread = (xs: number[]) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+
+export const withinGoal = (estimate: number, measured: number): boolean =>
+  Math.abs(estimate - measured) <= Math.max(ABS_POINTS, REL * Math.abs(measured));
+
+export const conditions = (runs: readonly Run[]): Condition[] => {
+  const out: Condition[] = [];
+  const keys = [...new Set(runs.map((r) => `${r.workload}\u0000${r.plan}`))];
+  for (const key of keys) {
+    const [workload, plan] = key.split('\u0000') as [string, string];
+    const mine = runs.filter((r) => r.workload === workload && r.plan === plan);
+    const ratios = mine.flatMap((r) => {
+      const base = runs.find((b) => b.workload === workload && b.plan === NONE && b.round === r.round);
+      return base
+        ? [
+            {
+              lat: (r.latencyMs / base.latencyMs - 1) * 100,
+              own: (r.serviceMs / base.serviceMs - 1) * 100,
+              thr: (r.throughput / base.throughput - 1) * 100,
+            },
+          ]
+        : [];
+    });
+    const estimates = mine.flatMap((r) => (r.read.estimate ? [r.read.estimate] : []));
+    const estimate = estimates.length
+      ? {
+          added: median(estimates.map((e) => e.addedPercent)),
+          low: median(estimates.map((e) => e.low)),
+          high: median(estimates.map((e) => e.high)),
+        }
+      : null;
+    const nan = { median: Number.NaN, min: Number.NaN, max: Number.NaN };
+    const latencyChange = ratios.length ? spread(ratios.map((x) => x.lat)) : nan;
+    const serviceChange = ratios.length ? spread(ratios.map((x) => x.own)) : nan;
+    const busy = mine
+      .map((r) => r.read.observation?.busyShare)
+      .filter((x): x is number => typeof x === 'number');
+    const entries = mine
+      .map((r) => r.read.observation?.idleEntriesPerSecond)
+      .filter((x): x is number => typeof x === 'number');
+    out.push({
+      workload,
+      plan,
+      rounds: mine.length,
+      disturbed: mine.filter((r) => r.disturbed).length,
+      latencyMs: median(mine.map((r) => r.latencyMs)),
+      serviceMs: median(mine.map((r) => r.serviceMs)),
+      latencyChange,
+      serviceChange,
+      throughputChange: ratios.length ? spread(ratios.map((x) => x.thr)) : nan,
+      estimate,
+      reasons: [...new Set(mine.flatMap((r) => (r.read.estimate ? [] : [String(r.read.reason)])))],
+      cpuMs: median(mine.map((r) => r.serverCpuMs)),
+      throttled: median(mine.map((r) => r.throttled)),
+      busyShare: busy.length ? median(busy) : null,
+      entriesPerSecond: entries.length ? median(entries) : null,
+      within: estimate !== null && withinGoal(estimate.added, serviceChange.median),
+    });
+  }
+  return out;
+};
+
+/**
+ * Plans of the same workload measured more than 3 points apart that the estimate orders the other
+ * way or ties (unless both estimates are within the goal).
+ */
+export const misranked = (cs: readonly Condition[]): [Condition, Condition][] => {
+  const out: [Condition, Condition][] = [];
+  for (const a of cs)
+    for (const b of cs)
+      if (
+        a.workload === b.workload &&
+        a.serviceChange.median - b.serviceChange.median > ABS_POINTS &&
+        a.estimate &&
+        b.estimate &&
+        a.estimate.added <= b.estimate.added &&
+        // Two estimates each within the goal of their own measurement are not misordered.
+        !(a.within && b.within)
+      )
+        out.push([a, b]);
+  return out;
+};
+
+const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
+const signed = (x: number, d = 1) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${x.toFixed(d)}` : '-');
+
+export const table = (cs: readonly Condition[]): string => {
+  const lines = [
+    '| workload | emulated plan | query ms, own / with queueing | own time change % (range) | latency change % (range) | throughput change % (range) | estimate % (low-high) | within goal | server CPU ms | nr_throttled | busy share | wake-ups/s | rounds (disturbed) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const c of cs) {
+    const range = (x: Condition['latencyChange']) =>
+      `${signed(x.median)} (${signed(x.min)}..${signed(x.max)})`;
+    lines.push(
+      `| ${c.workload} | ${c.plan} | ${f(c.serviceMs, 2)} / ${f(c.latencyMs, 2)} | ${range(c.serviceChange)} | ` +
+        `${range(c.latencyChange)} | ${range(c.throughputChange)} | ` +
+        `${c.estimate ? `${signed(c.estimate.added)} (${f(c.estimate.low)}-${f(c.estimate.high)})` : `none: ${c.reasons.join('; ')}`} | ` +
+        `${c.within ? 'yes' : 'NO'} | ${f(c.cpuMs, 0)} | ${f(c.throttled, 0)} | ${c.busyShare === null ? '-' : f(c.busyShare * 100, 1)}% | ` +
+        `${c.entriesPerSecond === null ? '-' : f(c.entriesPerSecond, 0)} | ${c.rounds} (${c.disturbed}) |`,
+    );
+  }
+  return lines.join('\n');
+};

@@ -1,0 +1,99 @@
+/**
+ * The product's workload estimate checked against a real database (a script, not a test; needs
+ * root and Debian's PostgreSQL 15): pgbench at Poisson arrival rates from 5 ms to 200 ms mean gaps
+ * with a mid-sized (~2.5 ms of CPU) and a CPU-heavy (~10 ms) query, and a paced pg_restore, each
+ * under emulated plans (none, a slow ramp, a slower ramp: a cgroup whose CPU quota falls after idle
+ * and returns after busy time), interleaved over rounds. For every condition it prints the measured
+ * latency and throughput change against no emulation beside the product's own estimate (GET
+ * /v1/workload bracketing the run, its benchmark run under the same emulation), and the goal:
+ * within +-30% or +-3 points, conditions ranked alike, 0 +-3 points with no emulation.
+ *
+ *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--short] [--retries 2] [--json out.json] [--backend simulated|linux] [--port 19050]
+ *
+ * Exit code 1 when the goal is missed, 2 when the machine was too busy for most runs (refused).
+ */
+import { setPriority } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { describePlan, PLANS } from './lib/emulation.ts';
+import { footer, header } from './lib/machine.ts';
+import { runWorkloadCheck, type Workload } from './lib/workload-run.ts';
+import { conditions, misranked, NONE, table, withinGoal } from './lib/workload-table.ts';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '15' },
+    short: { type: 'boolean', default: false },
+    backend: { type: 'string', default: 'simulated' },
+    port: { type: 'string', default: '19050' },
+    json: { type: 'string' },
+    retries: { type: 'string', default: '2' },
+  },
+});
+setPriority(-20);
+const short = values.short;
+const MID = 2.5;
+const HEAVY = 10;
+const workloads: Workload[] = short
+  ? [{ name: `${MID} ms query, 25 ms mean gap`, kind: 'pgbench', cpuMs: MID, rate: 40 }]
+  : [
+      { name: `${MID} ms query, 5 ms mean gap`, kind: 'pgbench', cpuMs: MID, rate: 200 },
+      { name: `${MID} ms query, 25 ms mean gap`, kind: 'pgbench', cpuMs: MID, rate: 40 },
+      { name: `${MID} ms query, 200 ms mean gap`, kind: 'pgbench', cpuMs: MID, rate: 5 },
+      { name: `${HEAVY} ms query, 25 ms mean gap`, kind: 'pgbench', cpuMs: HEAVY, rate: 40 },
+      { name: `${HEAVY} ms query, 200 ms mean gap`, kind: 'pgbench', cpuMs: HEAVY, rate: 5 },
+      { name: 'pg_restore, 256 KiB chunks, 50 ms storage waits', kind: 'restore' },
+    ];
+const plans = short ? PLANS.filter((p) => p.name === NONE || p.name === 'slower ramp') : PLANS;
+const port = Number(values.port);
+
+header('Workload estimate against PostgreSQL 15 under emulated plans');
+for (const p of plans) console.log(`- plan "${p.name}": ${describePlan(p)}`);
+const { runs, calibration, throttlingProof } = await runWorkloadCheck({
+  temp: '/tmp/pgcheck',
+  pgPort: port,
+  productPort: port + 1,
+  backend: values.backend,
+  rounds: Math.max(1, Number(values.rounds)),
+  seconds: Math.max(2, Number(values.seconds)),
+  plans,
+  workloads,
+  restore: { rows: short ? 50_000 : 300_000, chunkBytes: 256 * 1024, waitMs: 50 },
+  benchmark: { profile: 'quick', force: true, idleGapsMs: [5, 10, 20, 30, 50, 100, 200, 1000] },
+  maxOthersShare: 0.15,
+  retries: Math.max(0, Number(values.retries)),
+  log: (l) => process.stderr.write(`${l}\n`),
+});
+for (const [ms, rows] of Object.entries(calibration.rows))
+  console.log(
+    `Query of ~${ms} ms: ${rows} rows, measured ${calibration.cpuMsPerQuery[ms]?.toFixed(2)} ms of server CPU`,
+  );
+console.log(`\n${throttlingProof.join('\n')}\n`);
+const cs = conditions(runs);
+console.log(table(cs));
+if (values.json) {
+  const { writeFile } = await import('node:fs/promises');
+  await writeFile(join(values.json), JSON.stringify({ runs, calibration, throttlingProof }, null, 1));
+}
+
+const missed = cs.filter((c) => !c.within);
+const wrong = misranked(cs);
+const noneOff = cs.filter((c) => c.plan === NONE && !(c.estimate && withinGoal(c.estimate.added, 0)));
+const disturbed = runs.filter((r) => r.disturbed).length;
+console.log(
+  `\nGoal: estimate within +-30% or +-3 points of the measured change of the queries' own time: ${cs.length - missed.length} of ${cs.length} conditions` +
+    `${missed.length ? ` (missed: ${missed.map((c) => `${c.workload} / ${c.plan}`).join('; ')})` : ''}`,
+);
+console.log(
+  `Ranking: ${wrong.length ? `${wrong.length} pair(s) of plans ordered against the measurement: ${wrong.map(([a, b]) => `${a.workload}: ${a.plan} > ${b.plan}`).join('; ')}` : 'every pair of plans measured more than 3 points apart is ordered alike'}`,
+);
+console.log(
+  `No emulation: ${noneOff.length ? `${noneOff.length} estimate(s) outside 0 +-3 points` : 'every estimate within 0 +-3 points'}`,
+);
+console.log(`Runs disturbed by the rest of the machine (> 15% of the CPUs): ${disturbed} of ${runs.length}`);
+footer();
+if (disturbed > runs.length / 2) {
+  console.log('REFUSED: the machine was too busy for most runs; run again when it is quieter.');
+  process.exitCode = 2;
+} else if (missed.length || wrong.length || noneOff.length) process.exitCode = 1;

@@ -1,0 +1,146 @@
+/**
+ * The observation between two reads of the idle counters: deltas per CPU and per state, divided
+ * by the time the counters' own clock saw. Pure; the readers in linux/ and windows/ give the
+ * snapshots. A CPU that appeared, vanished or whose counters went back (hot-plug, a counter reset)
+ * is left out of that window rather than read as a huge or negative number.
+ */
+import {
+  type CpuCounters,
+  type IdleSnapshot,
+  type ObservedCpu,
+  type ObservedState,
+  PER_CPU_LIMIT,
+  type StateCounters,
+  type WorkloadObservation,
+} from '../domain/workload.ts';
+
+const d = (a: number | null | undefined, b: number | null | undefined): number | null =>
+  a == null || b == null ? null : a - b;
+
+const round = (n: number, digits = 1) => {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+};
+
+interface CpuDelta {
+  cpu: number;
+  busyUs: number | null;
+  totalUs: number | null;
+  idleUs: number | null;
+  entries: number | null;
+  /** The states' counters over the window. */
+  states: Omit<StateCounters, 'disabled'>[];
+}
+
+const zero = (c: CpuCounters): CpuCounters => ({
+  ...c,
+  busyUs: c.busyUs === null ? null : 0,
+  totalUs: c.totalUs === null ? null : 0,
+  idleUs: c.idleUs === null ? null : 0,
+  wakeups: c.wakeups === null ? null : 0,
+  states: c.states.map((s) => ({
+    ...s,
+    usage: 0,
+    timeUs: 0,
+    above: s.above === null ? null : 0,
+    below: s.below === null ? null : 0,
+  })),
+});
+
+const cpuDelta = (cur: CpuCounters, prev: CpuCounters): CpuDelta | null => {
+  const states = cur.states.flatMap((s) => {
+    const p = prev.states.find((x) => x.name === s.name);
+    return p
+      ? [
+          {
+            name: s.name,
+            exitLatencyUs: s.exitLatencyUs,
+            usage: s.usage - p.usage,
+            timeUs: s.timeUs - p.timeUs,
+            above: d(s.above, p.above),
+            below: d(s.below, p.below),
+          },
+        ]
+      : [];
+  });
+  const delta: CpuDelta = {
+    cpu: cur.cpu,
+    busyUs: d(cur.busyUs, prev.busyUs),
+    totalUs: d(cur.totalUs, prev.totalUs),
+    idleUs: d(cur.idleUs, prev.idleUs),
+    entries: cur.states.length ? states.reduce((n, s) => n + s.usage, 0) : d(cur.wakeups, prev.wakeups),
+    states,
+  };
+  const negative = [
+    delta.busyUs,
+    delta.totalUs,
+    delta.idleUs,
+    delta.entries,
+    ...states.flatMap((s) => [s.usage, s.timeUs]),
+  ].some((x) => x !== null && x < 0);
+  return negative ? null : delta;
+};
+
+const sum = (xs: (number | null)[]): number | null =>
+  xs.some((x) => x !== null) ? xs.reduce<number>((s, x) => s + (x ?? 0), 0) : null;
+
+/** The idle time of one CPU in the window: what its states counted, else what /proc/stat says. */
+const idleOf = (c: CpuDelta): number | null =>
+  c.states.length ? c.states.reduce((n, s) => n + s.timeUs, 0) : c.idleUs;
+
+export const observe = (
+  prev: IdleSnapshot | null,
+  cur: IdleSnapshot,
+  since: WorkloadObservation['since'],
+): WorkloadObservation => {
+  const windowS = Math.max(prev ? cur.atS - prev.atS : cur.atS, 0);
+  const deltas = cur.cpus.flatMap((c) => {
+    const p = prev ? prev.cpus.find((x) => x.cpu === c.cpu) : zero(c);
+    const delta = p ? cpuDelta(c, p) : null;
+    return delta ? [delta] : [];
+  });
+  const busy = sum(deltas.map((c) => c.busyUs));
+  const total = sum(deltas.map((c) => c.totalUs));
+  const entries = sum(deltas.map((c) => c.entries));
+  const idle = sum(deltas.map(idleOf));
+  const perSecond = (n: number | null) => (n === null || windowS <= 0 ? null : round(n / windowS));
+  const mean = (t: number | null, n: number | null) => (t === null || !n ? null : round(t / n));
+  const stateNames = deltas.find((c) => c.states.length)?.states ?? [];
+  const idleStatesTime = sum(deltas.flatMap((c) => c.states.map((s) => s.timeUs))) ?? 0;
+  const states: ObservedState[] = stateNames.map((first) => {
+    const same = deltas.flatMap((c) => c.states.filter((s) => s.name === first.name));
+    const usage = same.reduce((n, s) => n + s.usage, 0);
+    const time = same.reduce((n, s) => n + s.timeUs, 0);
+    return {
+      name: first.name,
+      share: idleStatesTime > 0 ? round(time / idleStatesTime, 4) : 0,
+      entriesPerSecond: perSecond(usage) ?? 0,
+      meanPeriodUs: mean(time, usage),
+      exitLatencyUs: first.exitLatencyUs,
+      above: sum(same.map((s) => s.above)),
+      below: sum(same.map((s) => s.below)),
+    };
+  });
+  const perCpu: ObservedCpu[] = deltas
+    .map((c) => ({
+      cpu: c.cpu,
+      busyShare: c.busyUs !== null && c.totalUs ? round(Math.min(c.busyUs / c.totalUs, 1), 4) : null,
+      idleEntriesPerSecond: perSecond(c.entries),
+      meanIdlePeriodUs: mean(idleOf(c), c.entries),
+    }))
+    .sort((a, b) => (b.busyShare ?? 0) - (a.busyShare ?? 0) || a.cpu - b.cpu);
+  return {
+    source: cur.source,
+    since,
+    windowSeconds: round(windowS, 2),
+    cpus: deltas.length,
+    busyShare: busy !== null && total ? round(Math.min(busy / total, 1), 4) : null,
+    busySeconds: busy === null ? null : round(busy / 1e6, 3),
+    idleEntriesPerSecond: perSecond(entries),
+    meanIdlePeriodUs: mean(idle, entries),
+    meanBusyPeriodUs: mean(busy, entries),
+    states,
+    perCpu: perCpu.slice(0, PER_CPU_LIMIT),
+    perCpuTruncated: perCpu.length > PER_CPU_LIMIT,
+  };
+};

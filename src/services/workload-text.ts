@@ -1,0 +1,52 @@
+/**
+ * The workload cost in words: the one-sentence summary every surface shows ("at this server's
+ * load over the last N s the plan adds ~X% (Y-Z%)") and the CLI's longer rendering.
+ */
+import type { EstimateOutcome } from '../advice/workload-cost.ts';
+import type { WorkloadCost, WorkloadObservation } from '../domain/workload.ts';
+
+const seconds = (s: number): string => (s >= 120 ? `${Math.round(s / 60)} min` : `${Math.round(s)} s`);
+
+const over = (o: WorkloadObservation): string =>
+  o.since === 'boot'
+    ? `since boot (${seconds(o.windowSeconds)})`
+    : `over the last ${seconds(o.windowSeconds)}`;
+
+export const workloadSummary = (
+  o: WorkloadObservation,
+  outcome: EstimateOutcome,
+  plan: string | null,
+): string => {
+  if (!outcome.estimate) return `${over(o)}: ${outcome.reason}`;
+  const e = outcome.estimate;
+  const basis =
+    e.basis === 'benchmark'
+      ? `costs measured by benchmark ${e.benchmarkId}`
+      : 'published exit latencies only, no benchmark under this plan';
+  const recover =
+    e.recoverablePercent !== undefined ? `; a performance plan would recover ~${e.recoverablePercent}%` : '';
+  return `at this server's load ${over(o)} the plan${plan ? ` ${plan}` : ''} adds ~${e.addedPercent}% (${e.low}-${e.high}%) to its CPU work${recover} (${basis})`;
+};
+
+const n = (x: number | null, unit = ''): string => (x === null ? '-' : `${x}${unit}`);
+
+export const formatWorkloadCost = (w: WorkloadCost): string => {
+  const o = w.observation;
+  const lines = [
+    w.summary,
+    '',
+    `observed: ${o.cpus} CPU(s), ${o.source}, busy ${o.busyShare === null ? '-' : `${Math.round(o.busyShare * 1000) / 10}%`}, ` +
+      `${n(o.idleEntriesPerSecond)} idle entries/s, mean idle ${n(o.meanIdlePeriodUs, ' us')}, mean busy ${n(o.meanBusyPeriodUs, ' us')}`,
+    ...o.states.map(
+      (s) =>
+        `  ${s.name}: ${Math.round(s.share * 1000) / 10}% of idle, ${s.entriesPerSecond}/s, mean ${n(s.meanPeriodUs, ' us')}, exit latency ${n(s.exitLatencyUs, ' us')}` +
+        (s.above !== null || s.below !== null ? `, above ${n(s.above)}, below ${n(s.below)}` : ''),
+    ),
+  ];
+  const e = w.estimate;
+  if (e)
+    lines.push(
+      `estimate: +${e.addedPercent}% (${e.low}-${e.high}%): wake-up ${e.wakeUpPercent}%, clock ramp ${e.rampPercent}%, ${e.addedUsPerWakeup} us per wake-up (${e.basis})`,
+    );
+  return lines.join('\n');
+};

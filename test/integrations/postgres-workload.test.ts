@@ -1,0 +1,82 @@
+/**
+ * The short version of `npm run perf:workload`: one pgbench rate under two conditions (no
+ * emulation and the slower ramp), one round, against a throwaway PostgreSQL 15 cluster. It checks
+ * the shapes only (every run measured, the product's reads present, the emulation's quota biting,
+ * nothing left behind), never timings. Needs root and Debian's postgresql package: skipped outside
+ * CI without them, failed in CI (.ci/run installs the package).
+ */
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { PLANS } from '../../perf/lib/emulation.ts';
+import { havePostgres } from '../../perf/lib/postgres.ts';
+import { runWorkloadCheck } from '../../perf/lib/workload-run.ts';
+import { conditions, NONE, table } from '../../perf/lib/workload-table.ts';
+import { requireTool } from './tools.ts';
+
+const postmasters = async (): Promise<number> => {
+  let n = 0;
+  for (const e of await readdir('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    const cmd = await readFile(`/proc/${e}/cmdline`, 'utf8').catch(() => '');
+    if (cmd.startsWith('/usr/lib/postgresql/15/bin/postgres\0')) n++;
+  }
+  return n;
+};
+
+test('perf:workload, short: pgbench under no emulation and the slower ramp, with the product estimate', {
+  timeout: 300_000,
+}, async (t) => {
+  if (!requireTool(t, havePostgres(), 'PostgreSQL 15 and root', 'apt-get install postgresql (as root)'))
+    return;
+  const temp = await mkdtemp(join(tmpdir(), 'powerplan-pg-'));
+  // The cluster's user must reach its directory below.
+  await chmod(temp, 0o755);
+  const before = await postmasters();
+  try {
+    const plans = PLANS.filter((p) => p.name === NONE || p.name === 'slower ramp');
+    const { runs, calibration } = await runWorkloadCheck({
+      temp,
+      pgPort: 5432,
+      productPort: 0,
+      backend: 'simulated',
+      rounds: 1,
+      seconds: 3,
+      plans,
+      workloads: [{ name: 'mid', kind: 'pgbench', cpuMs: 2.5, rate: 40 }],
+      restore: { rows: 1000, chunkBytes: 65536, waitMs: 10 },
+      benchmark: { profile: 'quick', force: true },
+      maxOthersShare: 1,
+      retries: 0,
+      log: () => {},
+    });
+    assert.ok((calibration.rows['2.5'] ?? 0) > 0, 'the query was calibrated');
+    assert.deepEqual(runs.map((r) => r.plan).sort(), ['none', 'slower ramp']);
+    for (const r of runs) {
+      assert.equal(r.workload, 'mid');
+      assert.ok(r.latencyMs > 0 && r.throughput > 0 && r.serverCpuMs > 0, `${r.plan}: measured`);
+      assert.match(r.benchmarkId, /^bm-/);
+      assert.equal(typeof r.read.observation.windowSeconds, 'number');
+      if (r.read.estimate) assert.ok(r.read.estimate.low <= r.read.estimate.addedPercent);
+      else assert.equal(typeof r.read.reason, 'string');
+    }
+    assert.equal(runs.find((r) => r.plan === NONE)?.throttled, 0, 'no quota without emulation');
+    assert.ok(
+      (runs.find((r) => r.plan === 'slower ramp')?.throttled ?? 0) > 0,
+      'the quota bit under the ramp',
+    );
+    const cs = conditions(runs);
+    assert.equal(cs.length, 2);
+    assert.equal(cs.find((c) => c.plan === NONE)?.latencyChange.median, 0);
+    assert.match(table(cs), /^\| workload \| emulated plan \|/);
+  } finally {
+    const left = await readdir(temp);
+    await rm(temp, { recursive: true, force: true });
+    assert.deepEqual(left, [], 'the run removed its directory');
+  }
+  assert.equal(await postmasters(), before, 'no postmaster left running');
+  const groups = await readdir('/sys/fs/cgroup/cpu').catch(() => []);
+  assert.ok(!groups.some((g) => g.startsWith(`powerplan-workload-${process.pid}`)), 'the cgroup was removed');
+});

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import {
+  estimateWorkloadCost,
+  MIN_BUSY_SHARE,
+  type PlanCosts,
+  rampLossAt,
+  wakeCostAt,
+} from '../../src/advice/workload-cost.ts';
+import { TOO_LITTLE_WORK, type WorkloadObservation } from '../../src/domain/workload.ts';
+
+const observation = (
+  busyShare: number,
+  entriesPerSecond: number,
+  meanIdleUs: number,
+  exitLatencyUs = 10,
+): WorkloadObservation => {
+  const windowSeconds = 30;
+  const cpus = 2;
+  const busySeconds = busyShare * cpus * windowSeconds;
+  return {
+    source: 'cpuidle',
+    since: 'window',
+    windowSeconds,
+    cpus,
+    busyShare,
+    busySeconds,
+    idleEntriesPerSecond: entriesPerSecond,
+    meanIdlePeriodUs: meanIdleUs,
+    meanBusyPeriodUs: entriesPerSecond ? (busySeconds * 1e6) / windowSeconds / entriesPerSecond : null,
+    states: [
+      { name: 'C1', share: 1, entriesPerSecond, meanPeriodUs: meanIdleUs, exitLatencyUs, above: 0, below: 0 },
+    ],
+    perCpu: [],
+    perCpuTruncated: false,
+  };
+};
+
+/** A clock that loses `lossUs` over a `rampUs` ramp after 1 ms or more idle; wake-ups cost 20 us more after 1 ms. */
+const costs = (
+  lossUs: number,
+  rampUs: number,
+  wakeUs: number,
+  start: { startSlowdown: { mid: number; low: number; high: number }; unitUs: number } = {
+    startSlowdown: { mid: 0, low: 0, high: 0 },
+    unitUs: 0,
+  },
+): PlanCosts => ({
+  basis: 'benchmark',
+  benchmarkId: 'bm-20260101-000000-abcdef',
+  wake: [
+    { gapUs: 100, costUs: { mid: 0, low: 0, high: 0 } },
+    { gapUs: 1000, costUs: { mid: wakeUs, low: wakeUs * 0.8, high: wakeUs * 1.2 } },
+  ],
+  ramp: [
+    { gapUs: 10_000, lossUs: { mid: lossUs / 2, low: lossUs / 4, high: lossUs }, rampUs, ...start },
+    { gapUs: 100_000, lossUs: { mid: lossUs, low: lossUs * 0.8, high: lossUs * 1.2 }, rampUs, ...start },
+  ],
+});
+
+const busy = fc.double({ min: 0.02, max: 0.95, noNaN: true });
+const entries = fc.double({ min: 10, max: 100_000, noNaN: true });
+const idleUs = fc.double({ min: 10, max: 1_000_000, noNaN: true });
+const loss = fc.double({ min: 0, max: 5000, noNaN: true });
+
+describe('the workload cost model (property-tested)', () => {
+  it('the range holds the estimate, and nothing is negative', () => {
+    fc.assert(
+      fc.property(busy, entries, idleUs, loss, (b, n, m, l) => {
+        const out = estimateWorkloadCost(observation(b, n, m), costs(l, 2000, 20));
+        assert.ok(out.estimate);
+        const e = out.estimate;
+        assert.ok(e.low <= e.addedPercent && e.addedPercent <= e.high, JSON.stringify(e));
+        assert.ok(e.low >= 0 && e.wakeUpPercent >= 0 && e.rampPercent >= 0);
+      }),
+    );
+  });
+
+  it('a costlier plan never costs less, and zero costs cost nothing', () => {
+    fc.assert(
+      fc.property(busy, entries, idleUs, loss, loss, (b, n, m, l1, l2) => {
+        const [lo, hi] = l1 <= l2 ? [l1, l2] : [l2, l1];
+        const a = estimateWorkloadCost(observation(b, n, m), costs(lo, 2000, 20)).estimate!;
+        const c = estimateWorkloadCost(observation(b, n, m), costs(hi, 2000, 20)).estimate!;
+        assert.ok(a.addedPercent <= c.addedPercent + 1e-9);
+        const none = estimateWorkloadCost(observation(b, n, m), costs(0, 2000, 0)).estimate!;
+        assert.equal(none.addedPercent, 0);
+        assert.equal(none.high, 0);
+      }),
+    );
+  });
+
+  it('longer idle gaps cost at least as much per wake-up (a clock that drops further, a deeper state)', () => {
+    fc.assert(
+      fc.property(idleUs, idleUs, fc.double({ min: 1, max: 100_000, noNaN: true }), (g1, g2, b) => {
+        const [short, long] = g1 <= g2 ? [g1, g2] : [g2, g1];
+        const c = costs(1000, 2000, 20);
+        assert.ok(wakeCostAt(c, short, 'mid') <= wakeCostAt(c, long, 'mid') + 1e-9);
+        assert.ok(rampLossAt(c, short, b, 'mid') <= rampLossAt(c, long, b, 'mid') + 1e-9);
+      }),
+    );
+  });
+
+  it('a ramp loss never exceeds the whole loss, and a busy period shorter than the ramp loses its share', () => {
+    const c = costs(1000, 2000, 0);
+    assert.equal(rampLossAt(c, 1_000_000, 10_000, 'mid'), 1000);
+    assert.equal(rampLossAt(c, 1_000_000, 500, 'mid'), 250);
+    // Below the shortest gap measured the loss shrinks with the gap.
+    assert.equal(rampLossAt(c, 5000, 10_000, 'mid'), 250);
+  });
+
+  it("a ramp steepest at its start: a request shorter than the first unit loses the first unit's slowdown", () => {
+    // The first 100 us run at a third of the speed (slowdown 2), 400 us lost over a 2000 us ramp in all.
+    const c = costs(400, 2000, 0, { startSlowdown: { mid: 2, low: 2, high: 2 }, unitUs: 100 });
+    assert.equal(rampLossAt(c, 1_000_000, 50, 'mid'), 100);
+    assert.equal(rampLossAt(c, 1_000_000, 100, 'mid'), 200);
+    assert.equal(rampLossAt(c, 1_000_000, 1050, 'mid'), 300);
+    assert.equal(rampLossAt(c, 1_000_000, 5000, 'mid'), 400);
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0, max: 10_000, noNaN: true }),
+        fc.double({ min: 0, max: 10_000, noNaN: true }),
+        (b1, b2) => {
+          const [short, long] = b1 <= b2 ? [b1, b2] : [b2, b1];
+          assert.ok(rampLossAt(c, 1_000_000, short, 'mid') <= rampLossAt(c, 1_000_000, long, 'mid') + 1e-9);
+          assert.ok(rampLossAt(c, 1_000_000, long, 'mid') <= 400 + 1e-9);
+        },
+      ),
+    );
+  });
+
+  it('the same work with the same pattern: the added share does not depend on how long it was watched', () => {
+    fc.assert(
+      fc.property(busy, entries, idleUs, (b, n, m) => {
+        const o = observation(b, n, m);
+        const twice = { ...o, windowSeconds: 60, busySeconds: (o.busySeconds ?? 0) * 2 };
+        const c = costs(800, 2000, 20);
+        assert.equal(
+          estimateWorkloadCost(o, c).estimate?.addedPercent,
+          estimateWorkloadCost(twice, c).estimate?.addedPercent,
+        );
+      }),
+    );
+  });
+
+  it('an idle server gets a reason, never a number', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0, max: MIN_BUSY_SHARE * 0.99, noNaN: true }),
+        entries,
+        idleUs,
+        (b, n, m) => {
+          const out = estimateWorkloadCost(observation(b, n, m), costs(1000, 2000, 20));
+          assert.equal(out.estimate, null);
+          assert.equal(out.reason, TOO_LITTLE_WORK);
+        },
+      ),
+    );
+  });
+
+  it('a performance plan recovers the difference, never a negative share', () => {
+    const o = observation(0.3, 2000, 50_000);
+    const out = estimateWorkloadCost(o, costs(1000, 2000, 20), costs(100, 2000, 5)).estimate!;
+    assert.ok(out.recoverablePercent !== undefined && out.recoverablePercent > 0);
+    assert.ok(out.recoverablePercent <= out.addedPercent);
+    const none = estimateWorkloadCost(o, costs(100, 2000, 5), costs(1000, 2000, 20)).estimate!;
+    assert.equal(none.recoverablePercent, 0);
+  });
+
+  it("published exit latencies: each entry pays at most its state's latency", () => {
+    const o = observation(0.5, 1000, 1000, 100);
+    const e = estimateWorkloadCost(o, { basis: 'published-latencies', wake: [], ramp: [] }).estimate!;
+    // 1000 entries/s x 100 us over 1 s of work per s (2 CPUs, half busy): 10%.
+    assert.equal(e.addedPercent, 10);
+    assert.equal(e.high, 10);
+    assert.equal(e.low, 5);
+    assert.equal(e.basis, 'published-latencies');
+  });
+});

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { observe } from '../../src/platform/idle-delta.ts';
+import { readIdleStates } from '../../src/platform/linux/cpuidle.ts';
+import {
+  createLinuxIdleReader,
+  parseInterrupts,
+  parseProcStat,
+} from '../../src/platform/linux/idle-counters.ts';
+
+const fixtures = join(import.meta.dirname, '..', 'fixtures');
+const psci = join(fixtures, 'linux-cpuidle', 'arm-psci-multiple-drivers-DERIVED');
+const firecracker = join(fixtures, 'linux-proc', 'firecracker-2cpu');
+
+describe('idle readers that hold on every kernel', () => {
+  it('a per-CPU driver (psci_idle) is the driver; a state without `name`, a `<null>` desc and a state disabled in `flags` are read as such', async () => {
+    const idle = await readIdleStates({ sysfsRoot: psci, dmaLatencyPath: null });
+    assert.equal(idle.source, 'cpuidle');
+    assert.equal(idle.driver, 'psci_idle');
+    assert.equal(idle.cpus, 2);
+    assert.deepEqual(
+      idle.states.map((s) => [s.name, s.description, s.exitLatencyUs, s.disabled]),
+      [
+        ['WFI', 'ARM WFI', 1, false],
+        ['cpu-sleep-0', 'cpu-sleep-0', 150, false],
+        ['cluster-sleep-0', null, 800, true],
+      ],
+    );
+    // The deepest state in use is the one flags do not disable.
+    assert.equal(idle.deepestEnabled?.name, 'cpu-sleep-0');
+    // cpu1's nameless state1 still counts.
+    assert.equal(idle.states[1]!.usage, 300 + 301);
+  });
+
+  it('the live reader names a nameless state by its directory and reads the disabled flag', async () => {
+    const proc = await mkdtemp(join(tmpdir(), 'powerplan-proc-'));
+    try {
+      await writeFile(join(proc, 'uptime'), '12.50 3.00\n');
+      await writeFile(
+        join(proc, 'stat'),
+        'cpu  2 0 0 2 0 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0 0 0\ncpu1 1 0 0 1 0 0 0 0 0 0\n',
+      );
+      const snap = await createLinuxIdleReader({ sysfsRoot: psci, procfsRoot: proc })();
+      assert.equal(snap.source, 'cpuidle');
+      assert.equal(snap.atS, 12.5);
+      assert.deepEqual(
+        snap.cpus.map((c) => c.states.map((s) => `${s.name}${s.disabled ? ' (disabled)' : ''}`)),
+        [
+          ['WFI', 'cpu-sleep-0', 'cluster-sleep-0 (disabled)'],
+          ['WFI', 'state1', 'cluster-sleep-0 (disabled)'],
+        ],
+      );
+      assert.deepEqual(snap.cpus[0]!.states[1], {
+        name: 'cpu-sleep-0',
+        exitLatencyUs: 150,
+        usage: 300,
+        timeUs: 900_000,
+        above: 7,
+        below: 0,
+        disabled: false,
+      });
+    } finally {
+      await rm(proc, { recursive: true, force: true });
+    }
+  });
+
+  it("reads this machine's /proc/stat: busy, idle and all time per CPU in us", async () => {
+    const cpus = parseProcStat(await readFile(join(firecracker, 'stat'), 'utf8'));
+    assert.deepEqual(
+      cpus.map((c) => c.cpu),
+      [0, 1],
+    );
+    // cpu0 250988 1269 31808 15257 268 0 184 596: busy = user+nice+system+irq+softirq; idle+iowait; + steal.
+    assert.deepEqual(cpus[0], {
+      cpu: 0,
+      busyUs: 284_249 * 10_000,
+      idleUs: 15_525 * 10_000,
+      totalUs: 300_370 * 10_000,
+    });
+  });
+
+  it("reads this machine's /proc/interrupts per CPU, skipping the one-total ERR and MIS lines", async () => {
+    const sums = parseInterrupts(await readFile(join(firecracker, 'interrupts'), 'utf8'));
+    assert.deepEqual(
+      [...sums],
+      [
+        [0, 3_983_907],
+        [1, 4_477_632],
+      ],
+    );
+  });
+
+  it('without a cpuidle driver the wake-ups are the interrupts taken; the mean idle period is idle time per wake-up', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'powerplan-noidle-'));
+    try {
+      await cp(firecracker, join(root, 'proc'), { recursive: true });
+      await writeFile(join(root, 'proc', 'uptime'), '100.00 0.00\n');
+      const read = createLinuxIdleReader({ sysfsRoot: join(root, 'sys'), procfsRoot: join(root, 'proc') });
+      const a = await read();
+      assert.equal(a.source, 'interrupts');
+      assert.equal(a.cpus[1]!.wakeups, 4_477_632);
+      const b = structuredClone(a);
+      b.atS = 110;
+      b.cpus[0]!.wakeups! += 10_000;
+      b.cpus[0]!.busyUs! += 4_000_000;
+      b.cpus[0]!.idleUs! += 6_000_000;
+      b.cpus[0]!.totalUs! += 10_000_000;
+      const o = observe(a, b, 'previous-read');
+      // cpu1 did nothing at all in these 10 s: it counts, with no work and no wake-ups.
+      assert.equal(o.cpus, 2);
+      assert.equal(o.idleEntriesPerSecond, 1000);
+      assert.equal(o.meanIdlePeriodUs, 600);
+      assert.equal(o.meanBusyPeriodUs, 400);
+      assert.equal(o.busyShare, 0.4);
+      assert.deepEqual(o.perCpu[0], {
+        cpu: 0,
+        busyShare: 0.4,
+        idleEntriesPerSecond: 1000,
+        meanIdlePeriodUs: 600,
+      });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a CPU whose counters went back (hot-plug, reset) is left out of the window, not read as negative', async () => {
+    const proc = await mkdtemp(join(tmpdir(), 'powerplan-proc-'));
+    try {
+      await cp(firecracker, proc, { recursive: true });
+      const read = createLinuxIdleReader({ sysfsRoot: join(proc, 'none'), procfsRoot: proc });
+      const a = await read();
+      const b = structuredClone(a);
+      b.atS += 5;
+      b.cpus[1]!.wakeups = 3;
+      const o = observe(a, b, 'previous-read');
+      assert.equal(o.cpus, 1);
+      assert.ok((o.idleEntriesPerSecond ?? 0) >= 0);
+    } finally {
+      await rm(proc, { recursive: true, force: true });
+    }
+  });
+});
