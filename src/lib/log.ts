@@ -32,7 +32,9 @@ export const createLogger = (
 ): Logger => {
   const at = (lvl: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < order[level]) return;
-    write(`${redactSecrets(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }))}\n`);
+    write(
+      `${redactSecrets(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }))}\n`,
+    );
   };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 };

@@ -26,7 +26,8 @@ export type StateFile =
   | 'holds.json'
   | 'desired.json'
   | 'effective.json'
-  | 'audit.jsonl';
+  | 'audit.jsonl'
+  | 'audit-refused.jsonl';
 
 export class Store {
   readonly dir: string;
@@ -42,6 +43,11 @@ export class Store {
   >();
 
   readonly audit: JsonlLog;
+  /**
+   * Refused attempts and their summaries, in a log of their own (rotated the same way), so that no
+   * number of refusals can rotate a change record out of `audit.jsonl`.
+   */
+  readonly refusals: JsonlLog;
   readonly #log: Logger | undefined;
   /** Files this instance has kept aside, for the counter in /metrics. */
   #keptAside = 0;
@@ -51,6 +57,7 @@ export class Store {
     this.#log = options.log;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.audit = new JsonlLog(join(dir, 'audit.jsonl'), options.rotation ?? DEFAULT_ROTATION);
+    this.refusals = new JsonlLog(join(dir, 'audit-refused.jsonl'), options.rotation ?? DEFAULT_ROTATION);
   }
 
   /** The one watcher of the directory, while anyone listens (see watch). */
@@ -193,13 +200,19 @@ export class Store {
     await rm(this.path(file), { force: true });
   }
 
-  /** Appends one record to the audit trail (rotated by size). */
-  async append(_file: 'audit.jsonl', record: unknown): Promise<void> {
-    await this.audit.append(record);
+  /** Appends one record to the audit trail: changes to `audit.jsonl`, refusals to their own log. */
+  async append(file: 'audit.jsonl' | 'audit-refused.jsonl', record: unknown): Promise<void> {
+    await (file === 'audit.jsonl' ? this.audit : this.refusals).append(record);
   }
 
-  /** Every audit record, oldest first, across the rotated files (skipping torn lines). */
+  /** Every audit record of both logs, oldest first, across the rotated files (skipping torn lines). */
   async readLines(_file: 'audit.jsonl'): Promise<unknown[]> {
-    return this.audit.all();
+    const time = (r: unknown) => Date.parse(String((r as { time?: unknown })?.time ?? ''));
+    const all = [...(await this.audit.all()), ...(await this.refusals.all())];
+    // A stable sort: records of one log keep their order.
+    return all
+      .map((r, i) => [r, i] as const)
+      .sort(([a, i], [b, j]) => time(a) - time(b) || i - j)
+      .map(([r]) => r);
   }
 }
