@@ -18,11 +18,11 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { link, rm, utimes, writeFile } from 'node:fs/promises';
+import { link, rm, utimes } from 'node:fs/promises';
 import { type ErrorCode, PowerPlanError } from '../domain/errors.ts';
 import { holderState, type ProcessIdentity, thisProcess } from './process-identity.ts';
 import { replaceFile } from './replace-file.ts';
-import { openStateFile } from './safe-fs.ts';
+import { openStateFile, orRemove, writeNewFile } from './safe-fs.ts';
 import { tempPath } from './temp-files.ts';
 
 export interface LockContent {
@@ -100,16 +100,6 @@ const readLock = async (path: string): Promise<{ raw: string; mtimeMs: number } 
 };
 const contentOf = async (path: string) => (await readLock(path).catch(() => undefined))?.raw;
 
-/** Writes `text` to a new file at `path`; nothing is left behind when that fails (a full disk). */
-const writeNew = async (path: string, text: string): Promise<void> => {
-  try {
-    await writeFile(path, text, { mode: 0o600, flag: 'wx' });
-  } catch (e) {
-    if (code(e) !== 'EEXIST') await rm(path, { force: true }).catch(() => {});
-    throw e;
-  }
-};
-
 const inspect = async (path: string): Promise<Seen | undefined> => {
   const read = await readLock(path);
   return read && { raw: read.raw, holder: parse(read.raw), ageMs: Date.now() - read.mtimeMs };
@@ -154,11 +144,8 @@ export class FileLock {
         if (now !== seen.raw) continue; // someone else took over, or it was released: look again
         // Replace the stale content atomically with a fresh copy of mine.
         const copy = tempPath(this.path);
-        await writeNew(copy, mine);
-        await replaceFile(copy, path).catch(async (e: unknown) => {
-          await rm(copy, { force: true }).catch(() => {});
-          throw e;
-        });
+        await writeNewFile(copy, mine, { what: 'The lock file' });
+        await orRemove(copy, () => replaceFile(copy, path));
         return { won: true };
       } finally {
         if ((await contentOf(marker)) === mine) await rm(marker, { force: true });
@@ -196,7 +183,7 @@ export class FileLock {
     };
     const mine = JSON.stringify(content);
     const source = tempPath(this.path);
-    await writeNew(source, mine);
+    await writeNewFile(source, mine, { what: 'The lock file' });
     let outcome: Outcome;
     try {
       outcome = await this.take(this.path, source, mine, 0);

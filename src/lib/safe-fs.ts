@@ -19,7 +19,7 @@
  */
 import { accessSync, constants, lstatSync, mkdirSync, readlinkSync, type Stats, statSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { open } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 import { PowerPlanError } from '../domain/errors.ts';
 import { aclProblem } from './posix-acl.ts';
@@ -260,3 +260,35 @@ export const readStateFile = async (
 
 /** Flags for a new temporary file: created here, never an existing name, never through a link. */
 export const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+
+/**
+ * Writes `text` to a new temporary file at `path` (NEW_FILE, fsync'd), to be renamed into place by
+ * the caller. When any step fails (a full disk: ENOSPC at the write or the sync) the file is
+ * removed before the error goes on, so that a refused change leaves nothing behind.
+ */
+export const writeNewFile = async (
+  path: string,
+  text: string,
+  opts: { what?: string; mode?: number } = {},
+): Promise<void> => {
+  const handle = (await openStateFile(path, NEW_FILE, opts))!;
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } catch (e) {
+    await handle.close().catch(() => {});
+    await rm(path, { force: true }).catch(() => {});
+    throw e;
+  }
+  await handle.close();
+};
+
+/** Runs `fn` (the rename of a temporary file into place); removes the temporary file when it fails. */
+export const orRemove = async (tmp: string, fn: () => Promise<void>): Promise<void> => {
+  try {
+    await fn();
+  } catch (e) {
+    await rm(tmp, { force: true }).catch(() => {});
+    throw e;
+  }
+};

@@ -13,7 +13,7 @@ import { DEFAULT_ROTATION, JsonlLog, type RotationOptions } from './jsonl-log.ts
 import { type DamagedFile, damagedFiles, keepAside } from './keep-aside.ts';
 import type { Logger } from './log.ts';
 import { replaceFile } from './replace-file.ts';
-import { NEW_FILE, openStateFile, readStateFile } from './safe-fs.ts';
+import { orRemove, readStateFile, writeNewFile } from './safe-fs.ts';
 import { tempPath } from './temp-files.ts';
 
 /** Every file the service keeps; a caller can only pick one of these. */
@@ -186,14 +186,8 @@ export class Store {
   async write(file: StateFile, value: unknown): Promise<void> {
     const target = this.path(file);
     const tmp = tempPath(target);
-    const handle = (await openStateFile(tmp, NEW_FILE))!;
-    try {
-      await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await replaceFile(tmp, target);
+    await writeNewFile(tmp, `${JSON.stringify(value, null, 2)}\n`);
+    await orRemove(tmp, () => replaceFile(tmp, target));
   }
 
   async remove(file: StateFile): Promise<void> {
@@ -208,11 +202,14 @@ export class Store {
   /** Every audit record of both logs, oldest first, across the rotated files (skipping torn lines). */
   async readLines(_file: 'audit.jsonl'): Promise<unknown[]> {
     const time = (r: unknown) => Date.parse(String((r as { time?: unknown })?.time ?? ''));
-    const all = [...(await this.audit.all()), ...(await this.refusals.all())];
-    // A stable sort: records of one log keep their order.
-    return all
-      .map((r, i) => [r, i] as const)
-      .sort(([a, i], [b, j]) => time(a) - time(b) || i - j)
-      .map(([r]) => r);
+    const [changes, refusals] = [await this.audit.all(), await this.refusals.all()];
+    // Merged by time, each log's own order kept (a record is never moved past one of its own log).
+    const out: unknown[] = [];
+    let r = 0;
+    for (const c of changes) {
+      while (r < refusals.length && time(refusals[r]) < time(c)) out.push(refusals[r++]);
+      out.push(c);
+    }
+    return out.concat(refusals.slice(r));
   }
 }

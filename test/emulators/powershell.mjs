@@ -4,7 +4,7 @@
 // (`O:BA`), a line each, from the state it shares with the icacls emulator (acl-emu-state.mjs). Anything else: exit code 1 with
 // PowerShell's error for a command it does not know.
 import { existsSync } from 'node:fs';
-import { capturedOwner, loadState, logArgs } from './acl-emu-state.mjs';
+import { capturedOwner, keyOf, loadState, logArgs } from './acl-emu-state.mjs';
 
 const args = process.argv.slice(2);
 logArgs('powershell', args);
@@ -24,5 +24,5 @@ for (const path of paths) {
     process.stderr.write(`Exception calling "GetAccessControl": "Could not find file '${path}'."\r\n`);
     process.exit(1);
   }
-  process.stdout.write(`O:${state.owner[path] ?? capturedOwner}\r\n`);
+  process.stdout.write(`O:${state.owner[keyOf(path)] ?? capturedOwner}\r\n`);
 }

@@ -6,19 +6,15 @@
  * fix it. The SDDL reader itself is tested against real captures in windows-acl-sddl.test.ts.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PowerPlanError } from '../../src/domain/errors.ts';
 import { type RunFn, runCommand } from '../../src/lib/run-command.ts';
-import {
-  guardStatePermissions,
-  readDacl,
-  readOwners,
-  writersBeyondAdmins,
-} from '../../src/lib/windows-acl.ts';
+import { readDacl, readOwners, writersBeyondAdmins } from '../../src/lib/windows-acl.ts';
+import { guardStatePermissions } from '../../src/lib/windows-state-guard.ts';
 import { emulatorCommand } from '../support/commands.ts';
 import { repoRoot } from '../support/deps.ts';
 import { runCli } from '../support/processes.ts';
@@ -84,12 +80,21 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
   it('fixed: a state directory the service creates gets SYSTEM and Administrators only, by SID, and passes', async () => {
     const stateDir = join(dir, 'new-state');
     await guardStatePermissions({ stateDir }, options());
-    const changes = (await calls()).filter((c) => c[0] === stateDir && !c.includes('/save'));
+    // Created under a temporary name beside it, given its ACL there, then renamed into place: it
+    // never exists under its name with the inherited ACL that lets Users write it.
+    const changes = (await calls()).filter((c) => c[0]!.startsWith(`${stateDir}.`) && !c.includes('/save'));
+    const tmp = changes[0]![0]!;
+    assert.match(tmp, /new-state\.\d+\.[0-9a-f]{8}\.tmp$/);
     assert.deepEqual(changes, [
-      [stateDir, '/setowner', '*S-1-5-32-544'],
-      [stateDir, '/reset'],
-      [stateDir, '/inheritance:r', '/grant:r', '*S-1-5-18:(OI)(CI)F', '*S-1-5-32-544:(OI)(CI)F'],
+      [tmp, '/setowner', '*S-1-5-32-544', '/T'],
+      [tmp, '/reset', '/T'],
+      [tmp, '/inheritance:r', '/grant:r', '*S-1-5-18:(OI)(CI)F', '*S-1-5-32-544:(OI)(CI)F'],
     ]);
+    assert.equal(existsSync(tmp), false);
+    assert.deepEqual(
+      (await calls()).filter((c) => c[0] === stateDir && !c.includes('/save')),
+      [],
+    );
     assert.equal(await readDacl(stateDir, options()), 'D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)');
     assert.deepEqual(await readOwners([stateDir], options()), ['BA']);
   });
@@ -103,8 +108,9 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
         e.message,
         /state directory .*planted can be written by principals other than SYSTEM and Administrators \(BU\)/,
       );
-      assert.match(e.message, /icacls .*planted \/setowner \*S-1-5-32-544\n/);
-      assert.match(e.message, /icacls .*planted \/reset\n/);
+      // Recursive: a planted file inside keeps neither its owner nor its entries.
+      assert.match(e.message, /icacls .*planted \/setowner \*S-1-5-32-544 \/T\n/);
+      assert.match(e.message, /icacls .*planted \/reset \/T\n/);
       assert.match(
         e.message,
         /icacls .*planted \/inheritance:r \/grant:r \*S-1-5-18:\(OI\)\(CI\)F \*S-1-5-32-544:\(OI\)\(CI\)F/,
@@ -168,7 +174,7 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
       return true;
     });
     const fixes = await runFix(message);
-    assert.deepEqual(fixes[0], [stateDir, '/setowner', '*S-1-5-32-544']);
+    assert.deepEqual(fixes[0], [stateDir, '/setowner', '*S-1-5-32-544', '/T']);
     await guardStatePermissions({ stateDir }, options());
     assert.deepEqual(await readOwners([stateDir], options()), ['BA']);
   });
@@ -249,7 +255,7 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
     });
     await assert.rejects(
       readOwners([dir, join(dir, 'bom')], { ...options(), run: oneLine }),
-      /PowerShell did not print one owner for each of /,
+      /cannot read the owner of .*: PowerShell printed 1 owner line\(s\) for 2 path\(s\) \(O:BA\)\. To fix: check that Windows PowerShell runs/,
     );
   });
 
