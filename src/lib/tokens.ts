@@ -184,10 +184,22 @@ export class TokenVerifier {
   private reported: string | undefined;
   private readonly onProblem: (message: string, tokensKept: boolean) => void;
 
-  /** `onProblem` hears of each new problem once: the message, and whether earlier tokens stay valid. */
-  constructor(path: string, onProblem: (message: string, tokensKept: boolean) => void = () => {}) {
+  /** Checks the file's owner and ACL before each read (Windows: windows-state-guard.ts). */
+  private readonly checkFile: ((path: string) => Promise<void>) | undefined;
+
+  /**
+   * `onProblem` hears of each new problem once: the message, and whether earlier tokens stay valid.
+   * `checkFile`, when given, runs before every read of a changed file; its refusal (unsafe
+   * permissions) is handled like one of the POSIX checks.
+   */
+  constructor(
+    path: string,
+    onProblem: (message: string, tokensKept: boolean) => void = () => {},
+    checkFile?: (path: string) => Promise<void>,
+  ) {
     this.path = path;
     this.onProblem = onProblem;
+    this.checkFile = checkFile;
   }
 
   private report(message: string, tokensKept: boolean): void {
@@ -221,6 +233,7 @@ export class TokenVerifier {
       try {
         key = await this.fileKey();
         if (key === this.seen) return;
+        if (key !== 'absent') await this.checkFile?.(this.path);
         const file = await readTokenFile(this.path);
         this.entries = file.tokens.map((entry) => ({ entry, digest: Buffer.from(entry.sha256, 'hex') }));
         this.broken = undefined;

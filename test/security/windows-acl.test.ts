@@ -13,8 +13,9 @@ import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PowerPlanError } from '../../src/domain/errors.ts';
 import { type RunFn, runCommand } from '../../src/lib/run-command.ts';
+import { createToken, TokenVerifier } from '../../src/lib/tokens.ts';
 import { readDacl, readOwners, writersBeyondAdmins } from '../../src/lib/windows-acl.ts';
-import { guardStatePermissions } from '../../src/lib/windows-state-guard.ts';
+import { guardStatePermissions, refuseUnsafe } from '../../src/lib/windows-state-guard.ts';
 import { emulatorCommand } from '../support/commands.ts';
 import { repoRoot } from '../support/deps.ts';
 import { runCli } from '../support/processes.ts';
@@ -146,6 +147,42 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
     const ok = await runCli(['active'], env);
     assert.equal(ok.code, 0, ok.stderr);
   });
+  it('without PowerShell, or with icacls failing: one line saying what failed and what to do, exit code 2', async () => {
+    const env = (extra: Record<string, string>) => ({
+      POWERPLAN_STATE_DIR: join(dir, 'no-tools'),
+      POWERPLAN_BACKEND: 'simulated',
+      POWERPLAN_ACL_CHECK: 'always',
+      POWERPLAN_ICACLS: ICACLS,
+      POWERPLAN_POWERSHELL: POWERSHELL,
+      TMP: dir,
+      ...extra,
+    });
+    const said = (stderr: string) => {
+      const lines = stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('{'));
+      assert.equal(lines.length, 1, stderr);
+      return lines[0]!;
+    };
+    const noPs = await runCli(['active'], env({ POWERPLAN_POWERSHELL: join(dir, 'no', 'powershell.exe') }));
+    assert.equal(noPs.code, 2, noPs.stderr);
+    assert.match(
+      said(noPs.stderr),
+      /^powerplan: cannot read the owner of .*no-tools: PowerShell \(.*powershell\.exe\) was not found\. To fix: check that Windows PowerShell runs .*POWERPLAN_POWERSHELL.*; then run it again\.$/,
+    );
+    // (Here the POSIX check has created the directory first; the creation itself is tested above.)
+    const badIcacls = await runCli(
+      ['active'],
+      env({ POWERPLAN_ICACLS: '/bin/false', POWERPLAN_STATE_DIR: join(dir, 'no-icacls') }),
+    );
+    assert.equal(badIcacls.code, 2, badIcacls.stderr);
+    assert.match(
+      said(badIcacls.stderr),
+      /^powerplan: cannot read the ACL of .*no-icacls: icacls exited with code 1 and printed nothing\. To fix: run powerplan from an elevated prompt .*POWERPLAN_ICACLS.*; then run it again\.$/,
+    );
+  });
+
   it('attack, owner: a directory a user pre-created and then gave a clean DACL is refused for its owner, until the fix makes Administrators the owner', async () => {
     const stateDir = join(dir, 'pre-created');
     mkdirSync(stateDir);
@@ -194,6 +231,70 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
       guardStatePermissions({ stateDir, tokenFile }, options()),
       /token file .*tokens\.json is owned by S-1-5-21-/,
     );
+  });
+
+  it('attack, planted state files and admin.token: a file in the state directory that a user owns or can write is refused at start', async () => {
+    const stateDir = join(dir, 'planted-files');
+    await guardStatePermissions({ stateDir }, options());
+    // Files the service writes inherit SYSTEM and Administrators from the directory: they pass.
+    await writeFile(join(stateDir, 'holds.json'), '{}');
+    await guardStatePermissions({ stateDir }, options());
+    // Planted before the directory was fixed: a user's admin.token, a tokens.json Users can write.
+    const admin = join(stateDir, 'admin.token');
+    await writeFile(admin, 'pp_planted\n');
+    assert.equal((await run(ICACLS, [admin, '/setowner', `*${USER}`])).exitCode, 0);
+    let message = '';
+    await assert.rejects(guardStatePermissions({ stateDir }, options()), (e: PowerPlanError) => {
+      message = e.message;
+      assert.match(e.message, new RegExp(`state file .*admin\\.token is owned by ${USER}`));
+      return true;
+    });
+    // The fix printed for the directory (recursive) fixes the files in it too.
+    const dirFix = join(dir, 'dir-fix');
+    mkdirSync(dirFix);
+    await writeFile(join(dirFix, 'admin.token'), 'x');
+    await run(ICACLS, [join(dirFix, 'admin.token'), '/setowner', `*${USER}`]);
+    let dirMessage = '';
+    await assert.rejects(guardStatePermissions({ stateDir: dirFix }, options()), (e: PowerPlanError) => {
+      dirMessage = e.message;
+      return /state directory/.test(e.message);
+    });
+    await runFix(dirMessage);
+    await guardStatePermissions({ stateDir: dirFix }, options());
+    // And a file Users can write is refused like one a user owns.
+    await run(ICACLS, [admin, '/setowner', '*S-1-5-32-544']);
+    await plant(admin, 'D:AI(A;;FA;;;BU)(A;;FA;;;SY)');
+    await assert.rejects(
+      guardStatePermissions({ stateDir }, options()),
+      /admin\.token can be written by .*\(BU\)/,
+    );
+    assert.match(message, /icacls .*admin\.token \/setowner/);
+  });
+
+  it('attack, token file planted at a reload: its owner is checked again, the tokens read before stay', async () => {
+    const stateDir = join(dir, 'reload');
+    await guardStatePermissions({ stateDir }, options());
+    const tokenFile = join(stateDir, 'tokens.json');
+    const { token } = await createToken(tokenFile, 'ops', ['control']);
+    const problems: [string, boolean][] = [];
+    const verifier = new TokenVerifier(
+      tokenFile,
+      (m, kept) => problems.push([m, kept]),
+      (path) => refuseUnsafe([{ path, directory: false, what: 'token file' }], options()),
+    );
+    await verifier.refresh();
+    assert.equal(verifier.size, 1);
+    // A user's token file in its place (as after a rename by someone who could write there).
+    await createToken(tokenFile, 'evil', ['control']);
+    assert.equal((await run(ICACLS, [tokenFile, '/setowner', `*${USER}`])).exitCode, 0);
+    await verifier.refresh();
+    assert.equal(verifier.size, 1, 'the new file is not read');
+    assert.equal((await verifier.verify(token)).ok, true);
+    assert.match(
+      problems.at(-1)![0],
+      /token file .*tokens\.json is owned by S-1-5-21-.*tokens read before stay in force/s,
+    );
+    assert.equal(problems.at(-1)![1], true);
   });
 
   it('attack, conditional entry: a planted callback entry granting Everyone full control is refused, whatever its condition', async () => {
