@@ -18,8 +18,12 @@
 # with --user 0 leaves root's files, and a later run as `node` then stops at start with one line
 # saying which files and the chown to run. Keep one user per volume.
 #
-# Not built on the project's build machines (no Docker engine there); the healthcheck script and the
-# state check are tested there (test/integrations/container.test.ts).
+# The root file system can be read-only (--read-only): the service writes only to the state volume.
+#
+# Built and run in CI with Debian's podman (`npm run test:container`, scripts/test-container.mjs):
+# `podman build --format docker` keeps the HEALTHCHECK; the base is made locally there
+# (scripts/container/base-image.mjs). The healthcheck script and the state check are also tested
+# without an engine (test/integrations/container.test.ts).
 
 # Base: Node.js 24 on Debian 12, the newest LTS line the CI workflow tests (supported until April
 # 2028); Node.js 20 reached end of life in April 2026 and gets no security fixes.

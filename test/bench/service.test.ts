@@ -57,14 +57,15 @@ describe('benchmark service (real runs)', () => {
     assert.equal(ph.sustainedSingle.throughput.unit, 'Mops/s');
     assert.ok(ph.sustainedAllCore.throughput.value > 0);
     assert.equal(ph.sustainedAllCore.threads, first.threads);
-    if (availableParallelism() > 1) {
-      // Generous: on a shared VM, with other work starting between the phases, two threads may get
-      // little more than one thread did, but never much less.
-      assert.ok(
-        ph.sustainedAllCore.throughput.value >= 0.7 * ph.sustainedSingle.throughput.value,
-        `all-core ${ph.sustainedAllCore.throughput.value} vs single ${ph.sustainedSingle.throughput.value}`,
-      );
-    }
+    // How well the threads scale is a timing (perf:quality measures it); here only that the
+    // figures are derived from each other as documented, whatever else the machine is running.
+    const all = ph.sustainedAllCore;
+    assert.ok(
+      Math.abs(all.speedup.value - all.throughput.value / ph.sustainedSingle.throughput.value) <
+        0.01 * all.speedup.value + 0.002,
+      `speedup ${all.speedup.value} vs ${all.throughput.value} / ${ph.sustainedSingle.throughput.value}`,
+    );
+    assert.ok(Math.abs(all.scalingEfficiency.value - all.speedup.value / all.threads) < 0.002);
     assert.equal(ph.burstsAfterIdle.length, 3);
     for (const g of ph.burstsAfterIdle) {
       assert.equal(g.burstMs.n, 2);
