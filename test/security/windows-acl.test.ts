@@ -6,7 +6,7 @@
  * fix it. The SDDL reader itself is tested against real captures in windows-acl-sddl.test.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -171,7 +171,8 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
       said(noPs.stderr),
       /^powerplan: cannot read the owner of .*no-tools: PowerShell \(.*powershell\.exe\) was not found\. To fix: check that Windows PowerShell runs .*POWERPLAN_POWERSHELL.*; then run it again\.$/,
     );
-    // (Here the POSIX check has created the directory first; the creation itself is tested above.)
+    // On POSIX the POSIX check has created the directory first, so reading its ACL fails; on
+    // Windows setting the ACL of the temporary directory does, and nothing is left behind.
     const badIcacls = await runCli(
       ['active'],
       env({ POWERPLAN_ICACLS: '/bin/false', POWERPLAN_STATE_DIR: join(dir, 'no-icacls') }),
@@ -179,8 +180,14 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
     assert.equal(badIcacls.code, 2, badIcacls.stderr);
     assert.match(
       said(badIcacls.stderr),
-      /^powerplan: cannot read the ACL of .*no-icacls: icacls exited with code 1 and printed nothing\. To fix: run powerplan from an elevated prompt .*POWERPLAN_ICACLS.*; then run it again\.$/,
+      /^powerplan: cannot (?:read|set) the ACL of .*no-icacls\S*: icacls (?:exited with code 1 and printed nothing|\(\/bin\/false\) was not found)\. To fix: run powerplan from an elevated prompt .*POWERPLAN_ICACLS.*; then run it again\.$/,
     );
+    if (process.platform === 'win32')
+      assert.deepEqual(
+        readdirSync(dir).filter((n) => n.startsWith('no-icacls')),
+        [],
+        'no state directory left without its ACL, under its name or the temporary one',
+      );
   });
 
   it('attack, owner: a directory a user pre-created and then gave a clean DACL is refused for its owner, until the fix makes Administrators the owner', async () => {
