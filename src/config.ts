@@ -120,6 +120,8 @@ export const ConfigSchema = z.object({
   ansibleInventory: z.string().min(1).optional(),
   fleetTimeoutMs: z.coerce.number().int().min(100).max(120_000).default(5_000),
   fleetConcurrency: z.coerce.number().int().min(1).max(256).default(16),
+  /** The largest answer read from Prometheus, MiB: well below the heap (128 MB under the unit's flags). */
+  fleetMaxAnswerMib: z.coerce.number().int().min(1).max(64).default(8),
   /** Audit trail rotation: a file is rotated at this size; this many files are kept. */
   auditMaxBytes: z.coerce
     .number()
@@ -172,6 +174,7 @@ const variables: Record<keyof Config, string> = {
   ansibleInventory: 'POWERPLAN_ANSIBLE_INVENTORY',
   fleetTimeoutMs: 'POWERPLAN_FLEET_TIMEOUT_MS',
   fleetConcurrency: 'POWERPLAN_FLEET_CONCURRENCY',
+  fleetMaxAnswerMib: 'POWERPLAN_FLEET_MAX_ANSWER_MIB',
   auditMaxBytes: 'POWERPLAN_AUDIT_MAX_BYTES',
   auditFiles: 'POWERPLAN_AUDIT_FILES',
   auditRefusals: 'POWERPLAN_AUDIT_REFUSALS',
@@ -212,6 +215,7 @@ export const configHelp: Record<keyof Config, string> = {
   ansibleInventory: 'Ansible inventory whose hosts with powerplan_url join the fleet',
   fleetTimeoutMs: 'per-host timeout of a fleet call, ms (default 5000)',
   fleetConcurrency: 'fleet hosts asked at once (default 16)',
+  fleetMaxAnswerMib: 'largest answer read from Prometheus, MiB; a larger one is a 502 (default 8)',
   auditMaxBytes: 'size at which audit.jsonl is rotated (default 10485760)',
   auditFiles: 'audit files kept, the current one included (default 5)',
   auditRefusals: 'refused plan changes audited per minute, then one summary line (default 30)',

@@ -66,6 +66,49 @@ const PromDuration = z
   .string()
   .regex(/^(?:\d{1,6}(?:ms|s|m|h|d|w|y))+$/, 'must be a Prometheus duration such as 30m, 1h or 1d');
 
+/**
+ * One entry of `agents.allow`: `host`, `host:port` or `scheme://host[:port][/path]`, where host may
+ * begin with `*.` (one or more labels in front of the rest); an IPv6 address in brackets. Matched
+ * by allowedAgentUrl below against the URLs Prometheus' targets name.
+ */
+const PATTERN =
+  /^(?:(https?):\/\/)?(\*\.)?([A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?(\/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?$/;
+export const AgentPattern = z
+  .string()
+  .max(300)
+  .regex(
+    PATTERN,
+    'must be host, host:port or http(s)://host[:port][/path] (host may start with *.), e.g. *.db.example.com:8750',
+  )
+  .refine((p) => (PATTERN.exec(p)?.[5] ?? '').split('/').every((seg) => seg !== '..' && seg !== '.'), {
+    message: 'must not hold . or .. in its path',
+  })
+  .refine(
+    (p) => !/^[^/]*\/[^/]/.test(p) || /^https?:\/\//.test(p),
+    'a path needs a scheme (https://host/path)',
+  );
+
+/**
+ * Whether `url` (an agent's base URL, as taken from a scrape URL) is one `patterns` allows: same
+ * host (or, for `*.rest`, a name ending in `.rest`), the same port when the pattern names one (else
+ * any), the same scheme when it names one, and a path equal to the pattern's path or below it.
+ */
+export const allowedAgentUrl = (url: URL, patterns: readonly string[]): boolean =>
+  patterns.some((p) => {
+    const m = PATTERN.exec(p);
+    if (!m) return false;
+    const [, scheme, wild, host = '', port, path] = m;
+    if (scheme && `${scheme.toLowerCase()}:` !== url.protocol) return false;
+    const name = url.hostname.toLowerCase();
+    const want = host.toLowerCase();
+    if (wild ? !name.endsWith(`.${want}`) : name !== want) return false;
+    const actualPort = url.port || (url.protocol === 'https:' ? '443' : '80');
+    if (port !== undefined && Number(port) !== Number(actualPort)) return false;
+    const prefix = (path ?? '').replace(/\/+$/, '');
+    const own = url.pathname.replace(/\/+$/, '');
+    return !prefix || own === prefix || own.startsWith(`${prefix}/`);
+  });
+
 /** Where a Prometheus-sourced fleet finds the agents' tokens and CA, for the changes that go to them. */
 export const PrometheusAgents = z
   .object({
@@ -80,9 +123,23 @@ export const PrometheusAgents = z
     caFile: filePath
       .optional()
       .describe("PEM CA certificate(s) to verify the agents' TLS certificates with."),
+    allow: z
+      .array(AgentPattern)
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe(
+        'The agent URLs a change may go to: host, host:port or scheme://host[:port][/path], host may start with *. (any subdomain).',
+      ),
   })
   .strict()
-  .refine((a) => !(a.tokenFile && a.tokenDir), { message: 'give tokenFile or tokenDir, not both' });
+  .refine((a) => !(a.tokenFile && a.tokenDir), { message: 'give tokenFile or tokenDir, not both' })
+  .refine((a) => !(a.tokenFile || a.tokenDir) || a.allow, {
+    path: ['allow'],
+    message:
+      "is required with tokenFile or tokenDir: list the agents' hosts (db1.example.com, *.db.example.com:8750, https://10.0.0.5:8750) " +
+      "that Prometheus' targets may name, so that a target pointing elsewhere never receives the agents' token",
+  });
 
 /**
  * A Prometheus server that scrapes the agents: the fleet status is answered from its instant

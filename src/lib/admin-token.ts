@@ -18,7 +18,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { constants } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NEW_FILE, openStateFile, readStateFile } from './safe-fs.ts';
+import { openStateFile, readStateFile, writeNewFile } from './safe-fs.ts';
 import { newToken, TOKEN_SHAPE } from './tokens.ts';
 
 export const ADMIN_TOKEN_FILE = 'admin.token';
@@ -67,13 +67,7 @@ export const ensureAdminCredential = async (
   }
   const token = newToken();
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await openStateFile(tmp, NEW_FILE, { mode: 0o600 });
-  try {
-    await handle!.writeFile(`${token}\n`);
-    await handle!.sync();
-  } finally {
-    await handle!.close();
-  }
+  await writeNewFile(tmp, `${token}\n`, { mode: 0o600 });
   try {
     await options.restrict?.(tmp);
     await rename(tmp, path);

@@ -1,5 +1,6 @@
 /**
- * The audit trail read back: the newest records for get_audit_log, and the count of plan changes
+ * The audit trail read back: the newest records for get_audit_log (changes and refusals, which
+ * are kept in logs of their own, merged by time), and the count of plan changes
  * for /metrics. The count is incremental: each call reads only what was appended since the last
  * one, and follows a rotation (the file counted so far is finished from where it stopped, now as
  * `audit.jsonl.1`), so a long or rotated log costs nothing per scrape.
@@ -10,27 +11,51 @@ import { type AuditLog, AuditRecord } from '../domain/audit.ts';
 import type { JsonlLog } from './jsonl-log.ts';
 import { openStateFile } from './safe-fs.ts';
 
-/**
- * The newest records (at most `limit`, at or after `since`), oldest first. Reads from the newest
- * record backwards across the rotated files, so only what the answer needs is read.
- */
-export const readAuditLog = async (
-  log: JsonlLog,
-  query: { limit: number; since?: string },
-): Promise<AuditLog> => {
-  const since = query.since ? Date.parse(query.since) : Number.NEGATIVE_INFINITY;
-  const newest: AuditRecord[] = [];
-  let truncated = false;
+/** The valid records of one log, newest first. */
+async function* recordsOf(log: JsonlLog): AsyncGenerator<AuditRecord> {
   for await (const line of log.newestFirst()) {
     // A line that does not fit the schema (hand-edited, or from a future version) is skipped.
     const parsed = AuditRecord.safeParse(line);
-    if (!parsed.success) continue;
-    if (Date.parse(parsed.data.time) < since) break;
-    if (newest.length === query.limit) {
-      truncated = true;
-      break;
+    if (parsed.success) yield parsed.data;
+  }
+}
+
+/**
+ * The newest records (at most `limit`, at or after `since`) of the logs (the changes and the
+ * refusals), merged by time, oldest first. Reads each from its newest record backwards across
+ * its rotated files, so only what the answer needs is read.
+ */
+export const readAuditLog = async (
+  logs: readonly JsonlLog[],
+  query: { limit: number; since?: string },
+): Promise<AuditLog> => {
+  const since = query.since ? Date.parse(query.since) : Number.NEGATIVE_INFINITY;
+  const streams = logs.map((l) => recordsOf(l));
+  const heads = await Promise.all(streams.map((s) => s.next()));
+  const newest: AuditRecord[] = [];
+  let truncated = false;
+  try {
+    for (;;) {
+      // The newest of the heads; on a tie the first log's (the changes).
+      let at = -1;
+      for (const [i, h] of heads.entries())
+        if (
+          !h.done &&
+          (at < 0 || Date.parse(h.value.time) > Date.parse((heads[at]!.value as AuditRecord).time))
+        )
+          at = i;
+      if (at < 0) break;
+      const record = heads[at]!.value as AuditRecord;
+      if (Date.parse(record.time) < since) break;
+      if (newest.length === query.limit) {
+        truncated = true;
+        break;
+      }
+      newest.push(record);
+      heads[at] = await streams[at]!.next();
     }
-    newest.push(parsed.data);
+  } finally {
+    await Promise.all(streams.map((s) => s.return(undefined)));
   }
   return { records: newest.reverse(), truncated };
 };

@@ -12,12 +12,17 @@
  *   named after that lock's content, created the same atomic way; only the winner replaces the lock
  *   (rename, atomic), after checking under the marker that it still holds the stale content. A
  *   marker whose taker died is itself stale and taken over by the same rule.
+ * - Read as a state file (safe-fs.ts): a lock that is a symbolic link (to a FIFO, say) or not a
+ *   regular file is refused, never followed or waited on; a temporary file whose write failed (a
+ *   full disk) is removed at once.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { link, lstat, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { link, rm, utimes } from 'node:fs/promises';
 import { type ErrorCode, PowerPlanError } from '../domain/errors.ts';
 import { holderState, type ProcessIdentity, thisProcess } from './process-identity.ts';
 import { replaceFile } from './replace-file.ts';
+import { openStateFile, orRemove, writeNewFile } from './safe-fs.ts';
 import { tempPath } from './temp-files.ts';
 
 export interface LockContent {
@@ -74,14 +79,30 @@ const parse = (raw: string): LockContent | undefined => {
   }
 };
 
-const inspect = async (path: string): Promise<Seen | undefined> => {
+/** A lock file is a few hundred bytes; a larger one is no lock of ours (read as unreadable). */
+const MAX_LOCK_BYTES = 4096;
+
+/**
+ * A lock file's content and modification time, opened as a state file (never through a symbolic
+ * link, never blocking on a FIFO, refused unless a regular file of this user or root); undefined
+ * when it does not exist.
+ */
+const readLock = async (path: string): Promise<{ raw: string; mtimeMs: number } | undefined> => {
+  const handle = await openStateFile(path, constants.O_RDONLY, { what: 'The lock file' });
+  if (!handle) return undefined;
   try {
-    const [raw, st] = await Promise.all([readFile(path, 'utf8'), lstat(path)]);
-    return { raw, holder: parse(raw), ageMs: Date.now() - st.mtimeMs };
-  } catch (e) {
-    if (code(e) === 'ENOENT') return undefined;
-    throw e;
+    const buf = Buffer.alloc(MAX_LOCK_BYTES);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    return { raw: buf.subarray(0, bytesRead).toString('utf8'), mtimeMs: (await handle.stat()).mtimeMs };
+  } finally {
+    await handle.close();
   }
+};
+const contentOf = async (path: string) => (await readLock(path).catch(() => undefined))?.raw;
+
+const inspect = async (path: string): Promise<Seen | undefined> => {
+  const read = await readLock(path);
+  return read && { raw: read.raw, holder: parse(read.raw), ageMs: Date.now() - read.mtimeMs };
 };
 
 export class FileLock {
@@ -119,16 +140,15 @@ export class FileLock {
       const m = await this.take(marker, source, mine, depth + 1);
       if (!m.won) return { won: false, holder: seen.holder };
       try {
-        const now = await readFile(path, 'utf8').catch(() => undefined);
+        const now = await contentOf(path);
         if (now !== seen.raw) continue; // someone else took over, or it was released: look again
         // Replace the stale content atomically with a fresh copy of mine.
         const copy = tempPath(this.path);
-        await writeFile(copy, mine, { mode: 0o600, flag: 'wx' });
-        await replaceFile(copy, path);
+        await writeNewFile(copy, mine, { what: 'The lock file' });
+        await orRemove(copy, () => replaceFile(copy, path));
         return { won: true };
       } finally {
-        if ((await readFile(marker, 'utf8').catch(() => undefined)) === mine)
-          await rm(marker, { force: true });
+        if ((await contentOf(marker)) === mine) await rm(marker, { force: true });
       }
     }
     const seen = await inspect(path);
@@ -163,7 +183,7 @@ export class FileLock {
     };
     const mine = JSON.stringify(content);
     const source = tempPath(this.path);
-    await writeFile(source, mine, { mode: 0o600, flag: 'wx' });
+    await writeNewFile(source, mine, { what: 'The lock file' });
     let outcome: Outcome;
     try {
       outcome = await this.take(this.path, source, mine, 0);
@@ -171,7 +191,7 @@ export class FileLock {
       await rm(source, { force: true });
     }
     if (!outcome.won) throw this.busy(outcome.holder);
-    const ours = async () => (await readFile(this.path, 'utf8').catch(() => undefined)) === mine;
+    const ours = async () => (await contentOf(this.path)) === mine;
     const timer = setInterval(
       () =>
         void ours()

@@ -26,7 +26,8 @@ export class Lock {
       try {
         return await this.file.acquire(owner);
       } catch (e) {
-        if (Date.now() >= deadline) throw e;
+        // A lock file planted or unsafe (a link, a FIFO) will not go away by waiting.
+        if (Date.now() >= deadline || (e as PowerPlanError).details?.unsafePermissions === true) throw e;
         await pause(50);
       }
     }

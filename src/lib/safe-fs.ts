@@ -7,9 +7,11 @@
  *   writable by others (a sticky directory such as /tmp is accepted above an existing state
  *   directory, whose name another user then cannot take away; it is refused as the parent of a
  *   missing one, which another user could create first); a symbolic link on the way must belong
- *   to this user or root too, and the directories it leads to are checked the same way;
+ *   to this user or root too, and the directories it leads to are checked the same way; a POSIX
+ *   ACL entry that lets another user write one of them is refused too (posix-acl.ts);
  * - a state file is opened with O_NOFOLLOW (a planted symbolic link is refused, never followed)
- *   and checked on the open handle: a regular file of this user or root, not writable by others.
+ *   and O_NONBLOCK (a planted FIFO never blocks the open) and checked on the open handle: a
+ *   regular file of this user or root, not writable by others.
  *
  * A refusal is a PowerPlanError with `details.unsafePermissions`, which the CLI turns into exit
  * code 2, and its message names the command that fixes it. On Windows, where ownership and modes
@@ -17,14 +19,21 @@
  */
 import { accessSync, constants, lstatSync, mkdirSync, readlinkSync, type Stats, statSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { open } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 import { PowerPlanError } from '../domain/errors.ts';
+import { aclProblem } from './posix-acl.ts';
 
 export const posix = process.platform !== 'win32';
 
 /** O_NOFOLLOW where the platform has it (not on Windows, where the ACL check covers planting). */
 export const O_NOFOLLOW: number = constants.O_NOFOLLOW ?? 0;
+/**
+ * O_NONBLOCK where the platform has it: opening a FIFO (or a device) planted under a trusted name
+ * then answers at once instead of waiting for a writer that never comes; the handle is checked to
+ * be a regular file before anything is read. No effect on regular files.
+ */
+export const O_NONBLOCK: number = posix ? (constants.O_NONBLOCK ?? 0) : 0;
 
 const uid = (): number | undefined => process.getuid?.();
 const gid = (): number | undefined => process.getgid?.();
@@ -35,7 +44,7 @@ export const unsafe = (message: string, path: string): PowerPlanError =>
   new PowerPlanError('forbidden', `${message} (see docs/SECURITY.md).`, { unsafePermissions: true, path });
 
 /** Why a directory on the way to the state directory is unsafe, or undefined. */
-const unsafeDirectory = (s: Stats, { last }: { last: boolean }): string | undefined => {
+const unsafeDirectory = (path: string, s: Stats, { last }: { last: boolean }): string | undefined => {
   if (!s.isDirectory()) return 'is not a directory';
   if (!trustedOwner(s.uid)) return `belongs to another user (uid ${s.uid})`;
   const sticky = (s.mode & 0o1000) !== 0;
@@ -44,15 +53,21 @@ const unsafeDirectory = (s: Stats, { last }: { last: boolean }): string | undefi
   if (s.mode & 0o002) return `is writable by every user (mode ${modeOf(s)})`;
   if (s.mode & 0o020 && s.gid !== 0 && s.gid !== gid())
     return `is writable by group ${s.gid} (mode ${modeOf(s)})`;
+  // Group bits with write under a trusted group: they may be the mask of an ACL (posix-acl.ts).
+  if (s.mode & 0o020) return aclProblem(path, { uids: [0, uid() ?? 0], gids: [0, gid() ?? 0] });
   return undefined;
 };
 
 const fixFor = (path: string, why: string): string =>
-  why.startsWith('belongs')
-    ? `mv ${path} ${path}.untrusted && install -d -m 0700 ${path} (or choose another POWERPLAN_STATE_DIR)`
-    : why.startsWith('is writable')
-      ? `chmod go-w ${path}`
-      : `choose another POWERPLAN_STATE_DIR`;
+  why.startsWith('has POSIX ACL')
+    ? `setfacl -b ${path} (removes its ACL entries)`
+    : why.startsWith('is group-writable')
+      ? `chmod g-w ${path}`
+      : why.startsWith('belongs')
+        ? `mv ${path} ${path}.untrusted && install -d -m 0700 ${path} (or choose another POWERPLAN_STATE_DIR)`
+        : why.startsWith('is writable')
+          ? `chmod go-w ${path}`
+          : `choose another POWERPLAN_STATE_DIR`;
 
 /** Every directory from the root down to `path` (itself included). */
 const chain = (path: string): string[] => {
@@ -96,7 +111,7 @@ const resolveTrusted = (path: string, what: string, depth = 0): string => {
 const checkChain = (dir: string, what: string, shown: string): void => {
   for (const d of chain(dir)) {
     const last = d === dir;
-    const why = unsafeDirectory(statSync(d), { last });
+    const why = unsafeDirectory(d, statSync(d), { last });
     if (!why) continue;
     throw unsafe(
       `The ${what} ${shown}${d === shown ? '' : ` (at ${d})`} is not safe: ${last ? 'it' : `the directory ${d}`} ${why}, ` +
@@ -147,8 +162,19 @@ export const guardFileDirectory = (path: string, what: string): void => {
   if (!posix) return;
   const dir = resolveTrusted(dirname(resolve(path)), what);
   if (!lstatSync(dir, { throwIfNoEntry: false })) return;
+  const s = statSync(dir);
+  if (
+    !lstatSync(path, { throwIfNoEntry: false }) &&
+    (s.mode & 0o1002 || (s.mode & 0o020 && s.gid !== 0 && s.gid !== gid()))
+  )
+    throw unsafe(
+      `The ${what} ${path} does not exist, and ${dir} is writable by other users (mode ${modeOf(s)}): another local user ` +
+        'could create it first (a FIFO that hangs every request, or a file of their own). Put it in a directory only this user ' +
+        'can write (e.g. the state directory): install -d -m 0700 <dir> and point POWERPLAN_TOKEN_FILE there',
+      path,
+    );
   for (const d of chain(dir)) {
-    const why = unsafeDirectory(statSync(d), { last: false });
+    const why = unsafeDirectory(d, statSync(d), { last: false });
     if (why)
       throw unsafe(
         `The ${what} ${path} is not safe: the directory ${d} ${why}, so another local user could replace it. ` +
@@ -183,10 +209,16 @@ export const openStateFile = async (
 ): Promise<FileHandle | undefined> => {
   let handle: FileHandle;
   try {
-    handle = await open(path, flags | O_NOFOLLOW, opts.mode ?? 0o600);
+    handle = await open(path, flags | O_NOFOLLOW | O_NONBLOCK, opts.mode ?? 0o600);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !(flags & constants.O_CREAT)) return undefined;
+    // A FIFO without a reader, opened for writing without blocking.
+    if (code === 'ENXIO')
+      throw unsafe(
+        `${opts.what ?? 'The state file'} ${path} is not a regular file. Remove it with: rm ${path}`,
+        path,
+      );
     if (code === 'ELOOP' || code === 'EMLINK')
       throw unsafe(
         `${opts.what ?? 'The state file'} ${path} is a symbolic link, which the service never follows: ` +
@@ -228,3 +260,35 @@ export const readStateFile = async (
 
 /** Flags for a new temporary file: created here, never an existing name, never through a link. */
 export const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+
+/**
+ * Writes `text` to a new temporary file at `path` (NEW_FILE, fsync'd), to be renamed into place by
+ * the caller. When any step fails (a full disk: ENOSPC at the write or the sync) the file is
+ * removed before the error goes on, so that a refused change leaves nothing behind.
+ */
+export const writeNewFile = async (
+  path: string,
+  text: string,
+  opts: { what?: string; mode?: number } = {},
+): Promise<void> => {
+  const handle = (await openStateFile(path, NEW_FILE, opts))!;
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } catch (e) {
+    await handle.close().catch(() => {});
+    await rm(path, { force: true }).catch(() => {});
+    throw e;
+  }
+  await handle.close();
+};
+
+/** Runs `fn` (the rename of a temporary file into place); removes the temporary file when it fails. */
+export const orRemove = async (tmp: string, fn: () => Promise<void>): Promise<void> => {
+  try {
+    await fn();
+  } catch (e) {
+    await rm(tmp, { force: true }).catch(() => {});
+    throw e;
+  }
+};

@@ -7,6 +7,9 @@
  * `(XA;;0x1200a9;;;BU;(Exists WIN://SYSAPPID))`, `(XA;OICI;FA;;;WD;(Member_of {SID(BA)}))`. So
  * entries are found by counting parentheses outside double quotes, never by the next `)`.
  * What cannot be read is kept as an unparsed entry, for the caller to treat as the worst case.
+ * Each part appears at most once: a second owner, group, DACL or SACL (`D:P(A;;FA;;;BU)D:P(...)`,
+ * where a careless reader keeps only the last) stops the reading there, and the rest, the
+ * repeated part included, is kept as `trailing` text, which the caller treats as unreadable.
  */
 
 export interface Ace {
@@ -121,8 +124,12 @@ export const parseSddl = (input: string): SecurityDescriptor => {
   const text = input.trim();
   const sd: SecurityDescriptor = {};
   let i = 0;
+  const seen = new Set<string>();
   while (i < text.length) {
     const part = text.slice(i, i + 2);
+    // A part given twice is never chosen between (fail closed): the rest stays unread.
+    if (seen.has(part)) break;
+    seen.add(part);
     if (part === 'O:' || part === 'G:') {
       const sid = /^(?:S-1-\d+(?:-\d+)+|[A-Z]{2})/.exec(text.slice(i + 2))?.[0];
       if (!sid) break;

@@ -13,7 +13,7 @@ import { DEFAULT_ROTATION, JsonlLog, type RotationOptions } from './jsonl-log.ts
 import { type DamagedFile, damagedFiles, keepAside } from './keep-aside.ts';
 import type { Logger } from './log.ts';
 import { replaceFile } from './replace-file.ts';
-import { NEW_FILE, openStateFile, readStateFile } from './safe-fs.ts';
+import { orRemove, readStateFile, writeNewFile } from './safe-fs.ts';
 import { tempPath } from './temp-files.ts';
 
 /** Every file the service keeps; a caller can only pick one of these. */
@@ -26,7 +26,8 @@ export type StateFile =
   | 'holds.json'
   | 'desired.json'
   | 'effective.json'
-  | 'audit.jsonl';
+  | 'audit.jsonl'
+  | 'audit-refused.jsonl';
 
 export class Store {
   readonly dir: string;
@@ -42,6 +43,11 @@ export class Store {
   >();
 
   readonly audit: JsonlLog;
+  /**
+   * Refused attempts and their summaries, in a log of their own (rotated the same way), so that no
+   * number of refusals can rotate a change record out of `audit.jsonl`.
+   */
+  readonly refusals: JsonlLog;
   readonly #log: Logger | undefined;
   /** Files this instance has kept aside, for the counter in /metrics. */
   #keptAside = 0;
@@ -51,6 +57,7 @@ export class Store {
     this.#log = options.log;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.audit = new JsonlLog(join(dir, 'audit.jsonl'), options.rotation ?? DEFAULT_ROTATION);
+    this.refusals = new JsonlLog(join(dir, 'audit-refused.jsonl'), options.rotation ?? DEFAULT_ROTATION);
   }
 
   /** The one watcher of the directory, while anyone listens (see watch). */
@@ -179,27 +186,30 @@ export class Store {
   async write(file: StateFile, value: unknown): Promise<void> {
     const target = this.path(file);
     const tmp = tempPath(target);
-    const handle = (await openStateFile(tmp, NEW_FILE))!;
-    try {
-      await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await replaceFile(tmp, target);
+    await writeNewFile(tmp, `${JSON.stringify(value, null, 2)}\n`);
+    await orRemove(tmp, () => replaceFile(tmp, target));
   }
 
   async remove(file: StateFile): Promise<void> {
     await rm(this.path(file), { force: true });
   }
 
-  /** Appends one record to the audit trail (rotated by size). */
-  async append(_file: 'audit.jsonl', record: unknown): Promise<void> {
-    await this.audit.append(record);
+  /** Appends one record to the audit trail: changes to `audit.jsonl`, refusals to their own log. */
+  async append(file: 'audit.jsonl' | 'audit-refused.jsonl', record: unknown): Promise<void> {
+    await (file === 'audit.jsonl' ? this.audit : this.refusals).append(record);
   }
 
-  /** Every audit record, oldest first, across the rotated files (skipping torn lines). */
+  /** Every audit record of both logs, oldest first, across the rotated files (skipping torn lines). */
   async readLines(_file: 'audit.jsonl'): Promise<unknown[]> {
-    return this.audit.all();
+    const time = (r: unknown) => Date.parse(String((r as { time?: unknown })?.time ?? ''));
+    const [changes, refusals] = [await this.audit.all(), await this.refusals.all()];
+    // Merged by time, each log's own order kept (a record is never moved past one of its own log).
+    const out: unknown[] = [];
+    let r = 0;
+    for (const c of changes) {
+      while (r < refusals.length && time(refusals[r]) < time(c)) out.push(refusals[r++]);
+      out.push(c);
+    }
+    return out.concat(refusals.slice(r));
   }
 }

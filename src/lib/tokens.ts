@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
@@ -16,7 +16,7 @@ import { FileLock } from './file-lock.ts';
 import { damagedBeside, keepAside } from './keep-aside.ts';
 import { Lock } from './lock.ts';
 import { replaceFile } from './replace-file.ts';
-import { guardFileDirectory, NEW_FILE, openStateFile, readStateFile } from './safe-fs.ts';
+import { guardFileDirectory, orRemove, readStateFile, writeNewFile } from './safe-fs.ts';
 import { tempPath } from './temp-files.ts';
 
 /** Token names end up in the audit log and in log lines: keep them plain. */
@@ -101,19 +101,8 @@ export const readTokenFile = async (path: string): Promise<TokenFile> => {
 export const writeTokenFile = async (path: string, file: TokenFile): Promise<void> => {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = tempPath(path);
-  const handle = (await openStateFile(tmp, NEW_FILE, { what: 'The token file' }))!;
-  try {
-    await handle.writeFile(`${JSON.stringify(TokenFile.parse(file), null, 2)}\n`);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await replaceFile(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
+  await writeNewFile(tmp, `${JSON.stringify(TokenFile.parse(file), null, 2)}\n`, { what: 'The token file' });
+  await orRemove(tmp, () => replaceFile(tmp, path));
 };
 
 /**
@@ -195,10 +184,22 @@ export class TokenVerifier {
   private reported: string | undefined;
   private readonly onProblem: (message: string, tokensKept: boolean) => void;
 
-  /** `onProblem` hears of each new problem once: the message, and whether earlier tokens stay valid. */
-  constructor(path: string, onProblem: (message: string, tokensKept: boolean) => void = () => {}) {
+  /** Checks the file's owner and ACL before each read (Windows: windows-state-guard.ts). */
+  private readonly checkFile: ((path: string) => Promise<void>) | undefined;
+
+  /**
+   * `onProblem` hears of each new problem once: the message, and whether earlier tokens stay valid.
+   * `checkFile`, when given, runs before every read of a changed file; its refusal (unsafe
+   * permissions) is handled like one of the POSIX checks.
+   */
+  constructor(
+    path: string,
+    onProblem: (message: string, tokensKept: boolean) => void = () => {},
+    checkFile?: (path: string) => Promise<void>,
+  ) {
     this.path = path;
     this.onProblem = onProblem;
+    this.checkFile = checkFile;
   }
 
   private report(message: string, tokensKept: boolean): void {
@@ -232,6 +233,7 @@ export class TokenVerifier {
       try {
         key = await this.fileKey();
         if (key === this.seen) return;
+        if (key !== 'absent') await this.checkFile?.(this.path);
         const file = await readTokenFile(this.path);
         this.entries = file.tokens.map((entry) => ({ entry, digest: Buffer.from(entry.sha256, 'hex') }));
         this.broken = undefined;

@@ -13,12 +13,11 @@
  * with the DACL), where principals are SIDs or their fixed two-letter aliases.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PowerPlanError } from '../domain/errors.ts';
-import { type RunFn, runCommand } from './run-command.ts';
+import { type CommandError, type RunFn, runCommand } from './run-command.ts';
 import { isUnparsed, parseSddl } from './sddl.ts';
 
 /** The principals allowed to write and to own: LocalSystem and the Administrators group (aliases and SIDs). */
@@ -124,36 +123,94 @@ export interface AclOptions {
 }
 
 /**
- * The icacls commands that give `path` the service's owner (Administrators) and ACL (SYSTEM and
- * Administrators, full control, nothing inherited), in this order.
+ * The icacls commands that give `path` (and, for a directory, everything in it) the service's
+ * owner (Administrators) and ACL (SYSTEM and Administrators, full control, nothing inherited from
+ * above), in this order.
  */
 export const fixCommands = (path: string, directory: boolean): string[][] => {
   const inherit = directory ? '(OI)(CI)' : '';
+  // /T: a directory's files and subdirectories too, so that a planted file keeps neither its owner
+  // nor its entries; they then inherit what the last command gives the directory.
+  const tree = directory ? ['/T'] : [];
   return [
-    [path, '/setowner', '*S-1-5-32-544'],
+    [path, '/setowner', '*S-1-5-32-544', ...tree],
     // Drops every explicit entry (a planted one included), then every inherited one.
-    [path, '/reset'],
+    [path, '/reset', ...tree],
     [path, '/inheritance:r', '/grant:r', `*S-1-5-18:${inherit}F`, `*S-1-5-32-544:${inherit}F`],
   ];
 };
 
-const failed = (
-  tool: string,
-  what: string,
-  path: string,
-  r: { stdout: Buffer; stderr: Buffer; exitCode: number },
-) =>
+/** What to do when a tool fails, by tool: the administrator's next step, in one sentence. */
+const REMEDY = {
+  icacls:
+    'run powerplan from an elevated prompt (as an administrator, or as SYSTEM for the service), and check that ' +
+    'icacls.exe runs (it is in %SystemRoot%\\System32; another path can be named with POWERPLAN_ICACLS)',
+  PowerShell:
+    'check that Windows PowerShell runs (powershell.exe -NoProfile -Command "Get-Acl $env:ProgramData"), or name it ' +
+    'with POWERPLAN_POWERSHELL; it reads the owners, which icacls cannot show',
+} as const;
+
+/** A tool's output as one line of bounded, printable text. */
+const oneLine = (text: string) => {
+  const t = text
+    .replace(/[\p{Cc}\p{Cf}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return t.length > 300 ? `${t.slice(0, 297)}...` : t;
+};
+
+/**
+ * A failure of icacls or PowerShell while the permissions are checked or set: one line saying what
+ * failed, why and what to do; the CLI prints it and exits 2, like a refused start.
+ */
+const toolFailure = (tool: keyof typeof REMEDY, what: string, path: string, why: string, cause?: unknown) =>
   new PowerPlanError(
     'os_error',
-    `${tool} could not ${what} ${path} (exit code ${r.exitCode}): ${(r.stderr.toString('utf8') || r.stdout.toString('utf8')).trim()}`,
+    `cannot ${what} ${path}: ${tool} ${why}. To fix: ${REMEDY[tool]}; then run it again.`,
+    { startup: true, tool },
+    { cause },
   );
+
+/** Runs a tool; any way it fails (not found, not started, timed out, an exit code) is a toolFailure. */
+const runTool = async (
+  tool: keyof typeof REMEDY,
+  what: string,
+  path: string,
+  o: AclOptions,
+  file: string,
+  args: string[],
+  options?: Parameters<RunFn>[2],
+) => {
+  let r: Awaited<ReturnType<RunFn>>;
+  try {
+    r = await (o.run ?? runCommand)(file, args, options);
+  } catch (e) {
+    const c = e as Partial<CommandError>;
+    const why = c.notFound
+      ? `(${file}) was not found`
+      : c.notStarted
+        ? `(${file}) could not be started (${c.notStarted})`
+        : c.timedOut
+          ? `(${file}) did not finish in time`
+          : `(${file}) failed: ${oneLine(String((e as Error).message ?? e))}`;
+    throw toolFailure(tool, what, path, why, e);
+  }
+  if (r.exitCode !== 0) {
+    const said = oneLine(r.stderr.toString('utf8') || r.stdout.toString('utf8'));
+    throw toolFailure(
+      tool,
+      what,
+      path,
+      `exited with code ${r.exitCode}${said ? ` (${said})` : ' and printed nothing'}`,
+    );
+  }
+  return r;
+};
 
 /** Gives `path` the Administrators group as owner and the explicit ACL: SYSTEM and Administrators only, nothing inherited. */
 export const restrictToAdmins = async (path: string, directory: boolean, o: AclOptions): Promise<void> => {
-  for (const args of fixCommands(path, directory)) {
-    const r = await (o.run ?? runCommand)(o.icacls, args);
-    if (r.exitCode !== 0) throw failed('icacls', 'set the ACL of', path, r);
-  }
+  for (const args of fixCommands(path, directory))
+    await runTool('icacls', 'set the ACL of', path, o, o.icacls, args);
 };
 
 /**
@@ -163,12 +220,15 @@ export const restrictToAdmins = async (path: string, directory: boolean, o: AclO
 export const readDacl = async (path: string, o: AclOptions): Promise<string> => {
   const out = join(tmpdir(), `powerplan-acl-${randomBytes(6).toString('hex')}.txt`);
   try {
-    const r = await (o.run ?? runCommand)(o.icacls, [path, '/save', out, '/q']);
-    if (r.exitCode !== 0) throw failed('icacls', 'read the ACL of', path, r);
-    const text = (await readFile(out)).toString('utf16le').replace(/^\uFEFF/, '');
+    await runTool('icacls', 'read the ACL of', path, o, o.icacls, [path, '/save', out, '/q']);
+    const text = await readFile(out).then(
+      (b) => b.toString('utf16le').replace(/^\uFEFF/, ''),
+      () => '',
+    );
     // A name cannot contain a colon, so the DACL is the first line that starts with `D:`.
     const dacl = text.split(/\r?\n/).find((line) => line.startsWith('D:'));
-    if (dacl === undefined) throw new PowerPlanError('os_error', `icacls /save wrote no DACL for ${path}`);
+    if (dacl === undefined)
+      throw toolFailure('icacls', 'read the ACL of', path, `/save wrote no DACL (to ${out})`);
     return dacl.trim();
   } finally {
     await rm(out, { force: true });
@@ -196,72 +256,29 @@ export const readOwners = async (
   o: AclOptions & { powershell: string },
 ): Promise<string[]> => {
   const what = paths.join(', ');
-  const r = await (o.run ?? runCommand)(
+  const r = await runTool(
+    'PowerShell',
+    'read the owner of',
+    what,
+    o,
     o.powershell,
     ['-NoLogo', '-NoProfile', '-NonInteractive', '-InputFormat', 'None', '-Command', OWNER_SCRIPT],
     // A cold start of PowerShell on a busy server takes seconds.
     { timeoutMs: 30_000, env: { POWERPLAN_ACL_PATHS: paths.join('\n') } },
   );
-  if (r.exitCode !== 0) throw failed('PowerShell', 'read the owner of', what, r);
   const lines = r.stdout
     .toString('utf8')
     .split(/\r?\n/)
     .filter((l) => l.trim());
   const owners = lines.map((l) => parseSddl(l).owner);
   if (owners.length !== paths.length || owners.some((x) => x === undefined)) {
-    throw new PowerPlanError(
-      'os_error',
-      `PowerShell did not print one owner for each of ${what}: ${r.stdout.toString('utf8').trim()}`,
+    const said = oneLine(r.stdout.toString('utf8') || r.stderr.toString('utf8'));
+    throw toolFailure(
+      'PowerShell',
+      'read the owner of',
+      what,
+      `printed ${lines.length} owner line(s) for ${paths.length} path(s)${said ? ` (${said})` : ', and nothing else'}`,
     );
   }
   return owners as string[];
-};
-
-/** Exit code of a start refused for unsafe permissions (the same as a configuration error). */
-export const UNSAFE_PERMISSIONS_EXIT = 2;
-
-const quoted = (args: string[]) => args.map((a) => (a.includes(' ') ? `"${a}"` : a)).join(' ');
-
-/**
- * At start: creates the state directory with the explicit owner and ACL when it does not exist,
- * then refuses a state directory or token file that is owned by anyone but SYSTEM or
- * Administrators (an owner may always change the ACL) or that anyone else can write.
- */
-export const guardStatePermissions = async (
-  target: { stateDir: string; tokenFile?: string | undefined },
-  o: AclOptions & { powershell: string; mkdir: (path: string) => void },
-): Promise<void> => {
-  if (!existsSync(target.stateDir)) {
-    o.mkdir(target.stateDir);
-    await restrictToAdmins(target.stateDir, true, o);
-  }
-  const checks: [string, boolean, string][] = [[target.stateDir, true, 'state directory']];
-  if (target.tokenFile && existsSync(target.tokenFile)) checks.push([target.tokenFile, false, 'token file']);
-  const owners = await readOwners(
-    checks.map(([path]) => path),
-    o,
-  );
-  for (const [i, [path, directory, what]] of checks.entries()) {
-    // The owner's SID and the DACL make one SDDL string (`O:<sid>D:...`), judged as a whole.
-    const { owner, writers } = unsafeAccess(`O:${owners[i]}${await readDacl(path, o)}`);
-    const badOwner = owner !== undefined;
-    if (!badOwner && !writers.length) continue;
-    const problems = [
-      ...(badOwner
-        ? [`is owned by ${owner}, not SYSTEM or Administrators (an owner can change its ACL at any time)`]
-        : []),
-      ...(writers.length
-        ? [`can be written by principals other than SYSTEM and Administrators (${writers.join(', ')})`]
-        : []),
-    ];
-    const fix = fixCommands(path, directory)
-      .map((c) => `  icacls ${quoted(c)}\n`)
-      .join('');
-    throw new PowerPlanError(
-      'forbidden',
-      `The ${what} ${path} ${problems.join(' and ')}: a standard user could plant or change the service's files. ` +
-        `Fix it from an elevated prompt with:\n${fix}then start the service again (see docs/SECURITY.md).`,
-      { unsafePermissions: true, path, writers, ...(badOwner ? { owner } : {}) },
-    );
-  }
 };

@@ -50,5 +50,5 @@ export const getAuditLog = defineOperation({
           ].join('\n')
         : 'No audit records.',
   },
-  handler: async (input, ctx) => readAuditLog(ctx.store.audit, input),
+  handler: async (input, ctx) => readAuditLog([ctx.store.audit, ctx.store.refusals], input),
 });

@@ -8,7 +8,9 @@
  * as sent (cleaned of control characters and anything shaped like a token, cut to a bounded
  * size) and why. At most
  * `refusalsPerMinute` are written a minute; the rest are counted and summed up in one
- * `suppressed` record when the minute ends, so a flood of refusals cannot fill the disk.
+ * `suppressed` record when the minute ends, so a flood of refusals cannot fill the disk. Refusals
+ * and their summaries go to `audit-refused.jsonl`, a log of their own rotated the same way, so
+ * that they can never rotate a change record out of `audit.jsonl`; get_audit_log reads both.
  */
 import type { AuditOperation } from '../domain/audit.ts';
 import { normalizeError } from '../domain/errors.ts';
@@ -87,9 +89,10 @@ export class AuditTrail {
     this.windowMs = o.windowMs ?? WINDOW_MS;
   }
 
-  /** Writes one record. */
+  /** Writes one record: a change (or failed change) to `audit.jsonl`, a refusal to its own log. */
   async write(who: Who, entry: AuditEntry): Promise<void> {
-    await this.store.append('audit.jsonl', {
+    const refusal = entry.result === 'refused' || entry.result === 'suppressed';
+    await this.store.append(refusal ? 'audit-refused.jsonl' : 'audit.jsonl', {
       time: new Date().toISOString(),
       caller: who === 'service' ? 'service' : who.name,
       ...(who !== 'service' && who.remote ? { remote: who.remote } : {}),

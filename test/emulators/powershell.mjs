@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { capturedOwner, loadState, logArgs } from './acl-emu-state.mjs';
+import { capturedOwner, keyOf, loadState, logArgs } from './acl-emu-state.mjs';
 
 const args = process.argv.slice(2);
 logArgs('powershell', args);
@@ -41,5 +41,5 @@ for (const path of paths) {
     process.stderr.write(`Exception calling "GetAccessControl": "Could not find file '${path}'."\r\n`);
     process.exit(1);
   }
-  process.stdout.write(`O:${state.owner[path] ?? capturedOwner}\r\n`);
+  process.stdout.write(`O:${state.owner[keyOf(path)] ?? capturedOwner}\r\n`);
 }

@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { allowedAgentUrl } from '../../src/domain/fleet-file.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { loadFleet, readAnsibleInventory, readFleetFile } from '../../src/services/fleet/file.ts';
 import { FleetService } from '../../src/services/fleet/fleet.ts';
@@ -128,6 +129,20 @@ describe('fleet file', () => {
       ],
       [() => prom({ agents: { tokenFile: 'a', tokenDir: 'b' } }), /tokenFile or tokenDir, not both/],
       [() => prom({ agents: { token: 'x' } }), /unknown field\(s\) 'token'/],
+      // A token for the agents goes only where the fleet file allows, so the list is required.
+      [
+        () => prom({ agents: { tokenFile: 'a' } }),
+        /prometheus\.agents\.allow: is required with tokenFile or tokenDir/,
+      ],
+      [() => prom({ agents: { tokenDir: 'b' } }), /prometheus\.agents\.allow: is required/],
+      [() => prom({ agents: { tokenDir: 'b', allow: [] } }), /prometheus\.agents\.allow: too small/i],
+      [
+        () => prom({ agents: { allow: ['db1 example'] } }),
+        /prometheus\.agents\.allow\.0: must be host, host:port/,
+      ],
+      [() => prom({ agents: { allow: ['*'] } }), /prometheus\.agents\.allow\.0: must be host/],
+      [() => prom({ agents: { allow: ['db1.example.com/agent'] } }), /a path needs a scheme/],
+      [() => prom({ agents: { allow: ['https://db1/../x'] } }), /must not hold \. or \.\./],
     ];
     for (const [write, pattern] of cases) {
       await assert.rejects(readFleetFile(await write()), (e: Error) => {
@@ -136,7 +151,10 @@ describe('fleet file', () => {
       });
     }
     const ok = await readFleetFile(
-      await prom({ selector: '{ job="powerplan", env=~"prod|staging", }', agents: { tokenDir: 'tokens' } }),
+      await prom({
+        selector: '{ job="powerplan", env=~"prod|staging", }',
+        agents: { tokenDir: 'tokens', allow: ['*.db.example.com'] },
+      }),
     );
     assert.deepEqual(ok.hosts, []);
     assert.equal(ok.prometheus?.selector, 'job="powerplan", env=~"prod|staging"');
@@ -299,5 +317,31 @@ describe('fleet file', () => {
     await assert.rejects(readAnsibleInventory(inv), /url: must be http/);
     await writeFile(inv, '[sql]\ndb1\n');
     await assert.rejects(readAnsibleInventory(inv), /no host has the variable powerplan_url/);
+  });
+});
+
+describe('agents.allow', () => {
+  it('matches host, port, a *. suffix, scheme and base path; nothing else', () => {
+    const yes = (url: string, ...p: string[]) =>
+      assert.equal(allowedAgentUrl(new URL(url), p), true, `${url} ${p}`);
+    const no = (url: string, ...p: string[]) =>
+      assert.equal(allowedAgentUrl(new URL(url), p), false, `${url} ${p}`);
+    yes('https://db1.example.com:8750', 'db1.example.com');
+    yes('https://DB1.example.com:8750', 'db1.EXAMPLE.com:8750');
+    no('https://db1.example.com.evil.net:8750', 'db1.example.com');
+    no('https://evil-db1.example.com:8750', 'db1.example.com');
+    no('https://db1.example.com:8751', 'db1.example.com:8750');
+    yes('https://db1.example.com', 'db1.example.com:443');
+    no('http://db1.example.com', 'db1.example.com:443');
+    yes('https://a.b.db.example.com:8750', '*.db.example.com');
+    no('https://db.example.com:8750', '*.db.example.com');
+    no('https://xdb.example.com:8750', '*.db.example.com');
+    no('http://a.db.example.com:8750', 'https://*.db.example.com');
+    yes('https://a.db.example.com:8750/agent', 'https://*.db.example.com:8750/agent');
+    yes('https://a.db.example.com:8750/agent/x', 'https://*.db.example.com:8750/agent/');
+    no('https://a.db.example.com:8750/agentx', 'https://*.db.example.com:8750/agent');
+    no('https://a.db.example.com:8750', 'https://*.db.example.com:8750/agent');
+    yes('http://[::1]:8750', '[::1]:8750');
+    no('http://127.0.0.2:8750', '127.0.0.1', 'localhost');
   });
 });

@@ -200,7 +200,7 @@ export const prometheusRig = async (count = 3): Promise<PrometheusRig> => {
         prometheus: {
           url: prometheus.url,
           basicAuth: { username: 'powerplan', passwordFile: 'prometheus.password' },
-          agents: { tokenFile: 'control.token' },
+          agents: { tokenFile: 'control.token', allow: ['127.0.0.1'] },
         },
       }),
     );
@@ -213,7 +213,7 @@ export const prometheusRig = async (count = 3): Promise<PrometheusRig> => {
           tokenFile: 'proxy.token',
           caFile: tls.cert,
           selector: '{job="powerplan", fleet_tags=~".*"}',
-          agents: { tokenDir: '.' },
+          agents: { tokenDir: '.', allow: ['http://127.0.0.1'] },
         },
       }),
     );

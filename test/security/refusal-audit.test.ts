@@ -312,3 +312,49 @@ describe('the summary of a minute is written when the minute ends', () => {
     assert.equal((await lines()).length, 5);
   });
 });
+
+describe('refusals never rotate change records out', () => {
+  // Small files and many refusals a minute: before, an administrator's change was rotated out of
+  // the files and of /v1/audit by the refusals of a tokenless user within the hour.
+  const t = depsPerBlock({
+    POWERPLAN_AUDIT_MAX_BYTES: '4096',
+    POWERPLAN_AUDIT_FILES: '2',
+    POWERPLAN_AUDIT_REFUSALS: '10000',
+  });
+
+  it('attack, refusal flood: 300 refusals after a change; the change stays in audit.jsonl and in get_audit_log with the newest refusals', async () => {
+    const done = await call<{ changed: boolean }>(t.deps, 'set_power_plan', { plan: 'high-performance' });
+    assert.equal(done.changed, true);
+    const reader = { name: 'flooder', scopes: ['read' as const] };
+    for (let i = 0; i < 300; i++)
+      await call(t.deps, 'set_power_plan', { plan: `p${i}` }, reader).then(
+        () => assert.fail('refused'),
+        () => undefined,
+      );
+    // The refusals filled and rotated their own files: far more than two files' worth were written.
+    const refusals = (await t.deps.store.refusals.all()) as Rec[];
+    assert.ok(refusals.length < 300 && refusals.length > 10, String(refusals.length));
+    assert.ok(refusals.every((r) => r.result === 'refused'));
+    const changes = (await t.deps.store.audit.all()) as Rec[];
+    assert.deepEqual(
+      changes.map((r) => [r.operation, r.result]),
+      [['set_power_plan', 'changed']],
+    );
+    // get_audit_log shows both, merged by time: the change first, then the newest refusals.
+    const log = await call<{ records: Rec[]; truncated: boolean }>(t.deps, 'get_audit_log', { limit: 1000 });
+    assert.equal(log.records[0]!.result, 'changed');
+    assert.equal(log.records.length, refusals.length + 1);
+    assert.equal(log.records.at(-1)!.input && (log.records.at(-1)!.input as { plan: string }).plan, 'p299');
+    const times = log.records.map((r) => Date.parse(r.time));
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => a - b),
+    );
+    const newest = await call<{ records: Rec[]; truncated: boolean }>(t.deps, 'get_audit_log', { limit: 5 });
+    assert.equal(newest.truncated, true);
+    assert.deepEqual(
+      newest.records.map((r) => (r.input as { plan: string }).plan),
+      ['p295', 'p296', 'p297', 'p298', 'p299'],
+    );
+  });
+});

@@ -120,4 +120,31 @@ describe('SDDL of real security descriptors', () => {
     // Plain deny entries grant nothing; an audit part after the DACL is not an entry of it.
     assert.deepEqual(writersBeyondAdmins('D:P(D;;FA;;;BU)(A;;FA;;;SY)S:AI(AU;SAFA;FA;;;WD)'), []);
   });
+
+  it('attack, repeated parts: a second owner, group, DACL or SACL is never chosen between', () => {
+    // The finding: a second D: replaced the first, so the writable DACL went unseen.
+    const planted = 'O:BAD:P(A;;FA;;;BU)D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)';
+    const sd = parseSddl(planted);
+    assert.equal(sd.trailing, 'D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)');
+    assert.deepEqual(
+      sd.dacl?.entries.map((e) => (isUnparsed(e) ? e.unparsed : e.sid)),
+      ['BU'],
+    );
+    const verdict = unsafeAccess(planted);
+    assert.ok(verdict.writers.includes('BU'));
+    assert.ok(verdict.writers.some((w) => w.startsWith('unreadable entry D:P(')));
+    // Clean DACLs, each with a repeated part: every one is refused, whichever copy comes first.
+    const clean = 'D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)';
+    for (const text of [
+      `O:BUO:BA${clean}`,
+      `O:BA${clean}O:BU`,
+      `O:BAG:SYG:BU${clean}`,
+      `O:BA${clean}S:AI(AU;SAFA;FA;;;WD)S:P`,
+      `O:BA${clean}D:P(A;OICI;FA;;;SY)`,
+    ]) {
+      const v = unsafeAccess(text);
+      assert.ok(v.owner !== undefined || v.writers.length > 0, text);
+    }
+    assert.deepEqual(unsafeAccess(`O:BAG:SY${clean}S:AI(AU;SAFA;FA;;;WD)`), { writers: [] });
+  });
 });

@@ -6,19 +6,16 @@
  * fix it. The SDDL reader itself is tested against real captures in windows-acl-sddl.test.ts.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PowerPlanError } from '../../src/domain/errors.ts';
 import { type RunFn, runCommand } from '../../src/lib/run-command.ts';
-import {
-  guardStatePermissions,
-  readDacl,
-  readOwners,
-  writersBeyondAdmins,
-} from '../../src/lib/windows-acl.ts';
+import { createToken, TokenVerifier } from '../../src/lib/tokens.ts';
+import { readDacl, readOwners, writersBeyondAdmins } from '../../src/lib/windows-acl.ts';
+import { guardStatePermissions, refuseUnsafe } from '../../src/lib/windows-state-guard.ts';
 import { emulatorCommand } from '../support/commands.ts';
 import { repoRoot } from '../support/deps.ts';
 import { runCli } from '../support/processes.ts';
@@ -84,12 +81,21 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
   it('fixed: a state directory the service creates gets SYSTEM and Administrators only, by SID, and passes', async () => {
     const stateDir = join(dir, 'new-state');
     await guardStatePermissions({ stateDir }, options());
-    const changes = (await calls()).filter((c) => c[0] === stateDir && !c.includes('/save'));
+    // Created under a temporary name beside it, given its ACL there, then renamed into place: it
+    // never exists under its name with the inherited ACL that lets Users write it.
+    const changes = (await calls()).filter((c) => c[0]!.startsWith(`${stateDir}.`) && !c.includes('/save'));
+    const tmp = changes[0]![0]!;
+    assert.match(tmp, /new-state\.\d+\.[0-9a-f]{8}\.tmp$/);
     assert.deepEqual(changes, [
-      [stateDir, '/setowner', '*S-1-5-32-544'],
-      [stateDir, '/reset'],
-      [stateDir, '/inheritance:r', '/grant:r', '*S-1-5-18:(OI)(CI)F', '*S-1-5-32-544:(OI)(CI)F'],
+      [tmp, '/setowner', '*S-1-5-32-544', '/T'],
+      [tmp, '/reset', '/T'],
+      [tmp, '/inheritance:r', '/grant:r', '*S-1-5-18:(OI)(CI)F', '*S-1-5-32-544:(OI)(CI)F'],
     ]);
+    assert.equal(existsSync(tmp), false);
+    assert.deepEqual(
+      (await calls()).filter((c) => c[0] === stateDir && !c.includes('/save')),
+      [],
+    );
     assert.equal(await readDacl(stateDir, options()), 'D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)');
     assert.deepEqual(await readOwners([stateDir], options()), ['BA']);
   });
@@ -103,8 +109,9 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
         e.message,
         /state directory .*planted can be written by principals other than SYSTEM and Administrators \(BU\)/,
       );
-      assert.match(e.message, /icacls .*planted \/setowner \*S-1-5-32-544\n/);
-      assert.match(e.message, /icacls .*planted \/reset\n/);
+      // Recursive: a planted file inside keeps neither its owner nor its entries.
+      assert.match(e.message, /icacls .*planted \/setowner \*S-1-5-32-544 \/T\n/);
+      assert.match(e.message, /icacls .*planted \/reset \/T\n/);
       assert.match(
         e.message,
         /icacls .*planted \/inheritance:r \/grant:r \*S-1-5-18:\(OI\)\(CI\)F \*S-1-5-32-544:\(OI\)\(CI\)F/,
@@ -140,6 +147,49 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
     const ok = await runCli(['active'], env);
     assert.equal(ok.code, 0, ok.stderr);
   });
+  it('without PowerShell, or with icacls failing: one line saying what failed and what to do, exit code 2', async () => {
+    const env = (extra: Record<string, string>) => ({
+      POWERPLAN_STATE_DIR: join(dir, 'no-tools'),
+      POWERPLAN_BACKEND: 'simulated',
+      POWERPLAN_ACL_CHECK: 'always',
+      POWERPLAN_ICACLS: ICACLS,
+      POWERPLAN_POWERSHELL: POWERSHELL,
+      TMP: dir,
+      ...extra,
+    });
+    const said = (stderr: string) => {
+      const lines = stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('{'));
+      assert.equal(lines.length, 1, stderr);
+      return lines[0]!;
+    };
+    const noPs = await runCli(['active'], env({ POWERPLAN_POWERSHELL: join(dir, 'no', 'powershell.exe') }));
+    assert.equal(noPs.code, 2, noPs.stderr);
+    assert.match(
+      said(noPs.stderr),
+      /^powerplan: cannot read the owner of .*no-tools: PowerShell \(.*powershell\.exe\) was not found\. To fix: check that Windows PowerShell runs .*POWERPLAN_POWERSHELL.*; then run it again\.$/,
+    );
+    // On POSIX the POSIX check has created the directory first, so reading its ACL fails; on
+    // Windows setting the ACL of the temporary directory does, and nothing is left behind.
+    const badIcacls = await runCli(
+      ['active'],
+      env({ POWERPLAN_ICACLS: '/bin/false', POWERPLAN_STATE_DIR: join(dir, 'no-icacls') }),
+    );
+    assert.equal(badIcacls.code, 2, badIcacls.stderr);
+    assert.match(
+      said(badIcacls.stderr),
+      /^powerplan: cannot (?:read|set) the ACL of .*no-icacls\S*: icacls (?:exited with code 1 and printed nothing|\(\/bin\/false\) was not found)\. To fix: run powerplan from an elevated prompt .*POWERPLAN_ICACLS.*; then run it again\.$/,
+    );
+    if (process.platform === 'win32')
+      assert.deepEqual(
+        readdirSync(dir).filter((n) => n.startsWith('no-icacls')),
+        [],
+        'no state directory left without its ACL, under its name or the temporary one',
+      );
+  });
+
   it('attack, owner: a directory a user pre-created and then gave a clean DACL is refused for its owner, until the fix makes Administrators the owner', async () => {
     const stateDir = join(dir, 'pre-created');
     mkdirSync(stateDir);
@@ -168,7 +218,7 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
       return true;
     });
     const fixes = await runFix(message);
-    assert.deepEqual(fixes[0], [stateDir, '/setowner', '*S-1-5-32-544']);
+    assert.deepEqual(fixes[0], [stateDir, '/setowner', '*S-1-5-32-544', '/T']);
     await guardStatePermissions({ stateDir }, options());
     assert.deepEqual(await readOwners([stateDir], options()), ['BA']);
   });
@@ -188,6 +238,70 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
       guardStatePermissions({ stateDir, tokenFile }, options()),
       /token file .*tokens\.json is owned by S-1-5-21-/,
     );
+  });
+
+  it('attack, planted state files and admin.token: a file in the state directory that a user owns or can write is refused at start', async () => {
+    const stateDir = join(dir, 'planted-files');
+    await guardStatePermissions({ stateDir }, options());
+    // Files the service writes inherit SYSTEM and Administrators from the directory: they pass.
+    await writeFile(join(stateDir, 'holds.json'), '{}');
+    await guardStatePermissions({ stateDir }, options());
+    // Planted before the directory was fixed: a user's admin.token, a tokens.json Users can write.
+    const admin = join(stateDir, 'admin.token');
+    await writeFile(admin, 'pp_planted\n');
+    assert.equal((await run(ICACLS, [admin, '/setowner', `*${USER}`])).exitCode, 0);
+    let message = '';
+    await assert.rejects(guardStatePermissions({ stateDir }, options()), (e: PowerPlanError) => {
+      message = e.message;
+      assert.match(e.message, new RegExp(`state file .*admin\\.token is owned by ${USER}`));
+      return true;
+    });
+    // The fix printed for the directory (recursive) fixes the files in it too.
+    const dirFix = join(dir, 'dir-fix');
+    mkdirSync(dirFix);
+    await writeFile(join(dirFix, 'admin.token'), 'x');
+    await run(ICACLS, [join(dirFix, 'admin.token'), '/setowner', `*${USER}`]);
+    let dirMessage = '';
+    await assert.rejects(guardStatePermissions({ stateDir: dirFix }, options()), (e: PowerPlanError) => {
+      dirMessage = e.message;
+      return /state directory/.test(e.message);
+    });
+    await runFix(dirMessage);
+    await guardStatePermissions({ stateDir: dirFix }, options());
+    // And a file Users can write is refused like one a user owns.
+    await run(ICACLS, [admin, '/setowner', '*S-1-5-32-544']);
+    await plant(admin, 'D:AI(A;;FA;;;BU)(A;;FA;;;SY)');
+    await assert.rejects(
+      guardStatePermissions({ stateDir }, options()),
+      /admin\.token can be written by .*\(BU\)/,
+    );
+    assert.match(message, /icacls .*admin\.token \/setowner/);
+  });
+
+  it('attack, token file planted at a reload: its owner is checked again, the tokens read before stay', async () => {
+    const stateDir = join(dir, 'reload');
+    await guardStatePermissions({ stateDir }, options());
+    const tokenFile = join(stateDir, 'tokens.json');
+    const { token } = await createToken(tokenFile, 'ops', ['control']);
+    const problems: [string, boolean][] = [];
+    const verifier = new TokenVerifier(
+      tokenFile,
+      (m, kept) => problems.push([m, kept]),
+      (path) => refuseUnsafe([{ path, directory: false, what: 'token file' }], options()),
+    );
+    await verifier.refresh();
+    assert.equal(verifier.size, 1);
+    // A user's token file in its place (as after a rename by someone who could write there).
+    await createToken(tokenFile, 'evil', ['control']);
+    assert.equal((await run(ICACLS, [tokenFile, '/setowner', `*${USER}`])).exitCode, 0);
+    await verifier.refresh();
+    assert.equal(verifier.size, 1, 'the new file is not read');
+    assert.equal((await verifier.verify(token)).ok, true);
+    assert.match(
+      problems.at(-1)![0],
+      /token file .*tokens\.json is owned by S-1-5-21-.*tokens read before stay in force/s,
+    );
+    assert.equal(problems.at(-1)![1], true);
   });
 
   it('attack, conditional entry: a planted callback entry granting Everyone full control is refused, whatever its condition', async () => {
@@ -249,7 +363,7 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
     });
     await assert.rejects(
       readOwners([dir, join(dir, 'bom')], { ...options(), run: oneLine }),
-      /PowerShell did not print one owner for each of /,
+      /cannot read the owner of .*: PowerShell printed 1 owner line\(s\) for 2 path\(s\) \(O:BA\)\. To fix: check that Windows PowerShell runs/,
     );
   });
 

@@ -29,6 +29,8 @@ export interface FleetTarget {
   tls: 'system' | 'ca-file' | 'none';
   /** Why this host cannot be asked (its token or CA file is unusable); it is then reported as an error. */
   problem?: string;
+  /** Set when Prometheus named a URL the fleet file does not allow: reported "Not allowed". */
+  notAllowed?: true;
 }
 
 /** A Prometheus that scrapes the agents, ready to be asked (docs/FLEET.md). */
@@ -120,6 +122,7 @@ export const readFleetFile = async (path: string): Promise<FleetFileContent> => 
               ...(p.agents.tokenFile ? { tokenFile: at(p.agents.tokenFile) } : {}),
               ...(p.agents.tokenDir ? { tokenDir: at(p.agents.tokenDir) } : {}),
               ...(p.agents.caFile ? { caFile: at(p.agents.caFile) } : {}),
+              ...(p.agents.allow ? { allow: p.agents.allow } : {}),
             },
           },
         }

@@ -134,7 +134,12 @@ export class FleetService {
     ]);
     const prom = { ...status, ...agents };
     // Room for the status' queries at once.
-    const ask = { target, agent: this.agent(target, client, 16), timeoutMs: this.config.fleetTimeoutMs };
+    const ask = {
+      target,
+      agent: this.agent(target, client, 16),
+      timeoutMs: this.config.fleetTimeoutMs,
+      maxBytes: this.config.fleetMaxAnswerMib * 1024 * 1024,
+    };
     return { prom, ask };
   }
 
@@ -142,7 +147,11 @@ export class FleetService {
   private async targets(fleet: Fleet): Promise<FleetTarget[]> {
     if (!fleet.prometheus) return fleet.hosts;
     const { prom, ask } = await this.prometheus(fleet.prometheus);
-    return Promise.all((await prom.discoverAgents(ask)).map(resolveTarget));
+    return Promise.all(
+      (await prom.discoverAgents(ask)).map((h) =>
+        h.notAllowed ? prom.notAllowedTarget(h) : resolveTarget(h),
+      ),
+    );
   }
 
   /** Runs `fn` for one host within the per-host timeout (counted from now), linked to `signal`. */
@@ -151,7 +160,11 @@ export class FleetService {
     signal: AbortSignal,
     fn: (ask: (path: string, method?: 'GET' | 'PUT', body?: unknown) => Promise<unknown>) => Promise<R>,
   ): Promise<R> {
-    if (t.problem) throw new AgentFailure('error', { title: 'Not configured', detail: t.problem });
+    if (t.problem)
+      throw new AgentFailure('error', {
+        title: t.notAllowed ? 'Not allowed' : 'Not configured',
+        detail: t.problem,
+      });
     const link = linkedSignal([signal]);
     const ms = this.config.fleetTimeoutMs;
     const timer = setTimeout(

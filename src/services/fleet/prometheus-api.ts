@@ -11,9 +11,6 @@ import { exchange } from './client.ts';
 import { asAgentFailure } from './failure.ts';
 import type { PrometheusTarget } from './file.ts';
 
-/** 10,000 hosts answer in a few MiB per query; this bounds a Prometheus gone wrong. */
-const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
-
 export interface Sample {
   metric: Record<string, string>;
   value: [number, string];
@@ -23,6 +20,12 @@ export interface PrometheusAsk {
   target: PrometheusTarget;
   agent: http.Agent;
   timeoutMs: number;
+  /**
+   * The largest answer read (fleetMaxAnswerMib): 10,000 hosts answer in 2-3 MiB per query, and a
+   * read answer costs several times its size in heap once parsed, so a Prometheus gone wrong (or
+   * hostile) meets a 502 naming the cap, never the heap limit.
+   */
+  maxBytes: number;
 }
 
 /** One call of Prometheus' HTTP API; its `data`, or a PowerPlanError naming Prometheus. */
@@ -46,12 +49,14 @@ export const call = async (
       },
       ...(body !== undefined ? { body } : {}),
       signal: AbortSignal.timeout(ask.timeoutMs),
-      maxBytes: MAX_ANSWER_BYTES,
+      maxBytes: ask.maxBytes,
     });
   } catch (e) {
     const f = asAgentFailure(e);
     // The only signal here is the timeout's.
     if (f.problem.title === 'Cancelled') throw fail(`no answer within ${ask.timeoutMs} ms.`, 'timeout');
+    if (f.problem.title === 'Answer too large')
+      throw fail(`${f.problem.detail} Raise POWERPLAN_FLEET_MAX_ANSWER_MIB if this Prometheus is right.`);
     throw fail(`${f.problem.title}: ${f.problem.detail}`);
   }
   const { status, text } = answer;

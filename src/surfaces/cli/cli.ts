@@ -11,7 +11,7 @@ import { buildDeps, type Deps } from '../../deps.ts';
 import { normalizeError, startupError } from '../../domain/errors.ts';
 import { guardFileDirectory, guardStateDirectory } from '../../lib/safe-fs.ts';
 import { describeStateAccess, stateAccessProblem } from '../../lib/state-access.ts';
-import { guardStatePermissions } from '../../lib/windows-acl.ts';
+import { guardStatePermissions } from '../../lib/windows-state-guard.ts';
 import { version } from '../../version.ts';
 import { toProblem } from '../errors.ts';
 import type { CliIo } from './command.ts';
@@ -106,7 +106,22 @@ export const runCli = async (argv: string[], io: CliIo): Promise<number | 'keep-
     return deps;
   };
 
+  /** The out-of-space error in `e` or its causes (ENOSPC, EDQUOT), if that is what it is. */
+  const diskFull = (e: unknown): NodeJS.ErrnoException | undefined => {
+    for (let x = e as NodeJS.ErrnoException | undefined, i = 0; x && i < 5; x = x.cause as never, i++)
+      if (x.code === 'ENOSPC' || x.code === 'EDQUOT') return x;
+    return undefined;
+  };
   const fail = (e: unknown): number => {
+    const full = diskFull(e);
+    if (full) {
+      // A full disk is no bug of ours: one line saying where and what to do, never a stack trace.
+      io.err(
+        `powerplan: the disk is full (${full.code}${full.syscall ? ` at ${full.syscall}` : ''}${full.path ? ` of ${full.path}` : ''}): ` +
+          `free space on the disk of ${getConfig().stateDir} (or choose another state directory with POWERPLAN_STATE_DIR), then run it again.\n`,
+      );
+      return 2;
+    }
     const err = normalizeError(e);
     if (
       (err.code === 'invalid_input' && err.message.startsWith('Invalid configuration')) ||

@@ -14,6 +14,7 @@ import { type AdminCredential, ensureAdminCredential } from '../../lib/admin-tok
 import { isLoopbackHost } from '../../lib/loopback.ts';
 import { TokenVerifier } from '../../lib/tokens.ts';
 import { restrictToAdmins } from '../../lib/windows-acl.ts';
+import { refuseUnsafe } from '../../lib/windows-state-guard.ts';
 
 /**
  * Node's limits on receiving a request (not on running it: a benchmark may take 20 s or more and
@@ -154,15 +155,21 @@ export const loadHttpSecurity = async (config: Config, log: Deps['log']): Promis
 
   let verifier: TokenVerifier | undefined;
   if (config.tokenFile) {
-    verifier = new TokenVerifier(config.tokenFile, (problem, tokensKept) =>
-      tokensKept
-        ? log.warn(
-            'token file not read; the tokens read before stay in force, and it is read again when it changes',
-            {
-              problem,
-            },
-          )
-        : log.error('token file rejected; no token is accepted until it is fixed', { problem }),
+    verifier = new TokenVerifier(
+      config.tokenFile,
+      (problem, tokensKept) =>
+        tokensKept
+          ? log.warn(
+              'token file not read; the tokens read before stay in force, and it is read again when it changes',
+              {
+                problem,
+              },
+            )
+          : log.error('token file rejected; no token is accepted until it is fixed', { problem }),
+      // On Windows the owner and ACL are checked at every reload, as the mode and owner are on POSIX.
+      config.aclCheck === 'always' || process.platform === 'win32'
+        ? (path) => refuseUnsafe([{ path, directory: false, what: 'token file' }], config)
+        : undefined,
     );
     await verifier.refresh();
     if (verifier.problem) throw configError('POWERPLAN_TOKEN_FILE', verifier.problem);
