@@ -15,11 +15,14 @@ export interface PageAsk {
   cursor?: string | undefined;
 }
 
-/** The highest burst penalty first (fixed width, so that keys compare as the numbers do), none last. */
+/**
+ * The highest burst penalty first, none last: seven digits (the leading 1 of 10,000,000 cut off), so
+ * that keys compare as the numbers do.
+ */
 const penaltyKey = (p: number | null) =>
   p === null
     ? '9999999'
-    : String(Math.min(9_999_998, Math.max(0, 5_000_000 - Math.round(p * 10)))).padStart(7, '0');
+    : String(10_000_000 + Math.min(9_999_998, Math.max(0, 5_000_000 - Math.round(p * 10)))).slice(1);
 
 /** The failures, then the hosts advised to switch, then the rest; each by burst penalty, then name. */
 export const statusKey = (h: FleetHostStatus): string =>

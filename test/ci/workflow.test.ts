@@ -92,6 +92,7 @@ describe('.github/workflows/ci.yml', () => {
     const ci = readFileSync(join(repoRoot, '.ci', 'run'), 'utf8');
     const daemons = /^daemons=\(([^)]*)\)$/m.exec(ci)?.[1]?.split(' ') ?? [];
     assert.deepEqual(daemons.sort(), [
+      'postgresql.service',
       'power-profiles-daemon.service',
       'prometheus-node-exporter.service',
       'prometheus.service',
