@@ -111,7 +111,12 @@ export class StatusService {
         ? null
         : active.ok
           ? await this.#part(
-              s.workload.read({ consumer: 'status', active: active.value }),
+              s.workload.read({
+                consumer: 'status',
+                active: active.value,
+                // The history was read above: the same newest benchmark, not a second read.
+                ...(benchmark.ok ? { latestBenchmarkId: benchmark.value?.id ?? null } : {}),
+              }),
               'observing the workload',
             )
           : active,

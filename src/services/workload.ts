@@ -32,6 +32,8 @@ export interface WorkloadOptions {
   progress?: (p: { progress: number; total?: number; message?: string }) => void;
   /** The plan in force, when the caller has read it already. */
   active?: ActivePlan;
+  /** The newest stored benchmark's id (null: none), when the caller has read it already. */
+  latestBenchmarkId?: string | null;
 }
 
 /** A stored benchmark older than this no longer speaks for the machine as it is now. */
@@ -80,7 +82,7 @@ export class WorkloadService {
   async read(o: WorkloadOptions): Promise<WorkloadRead> {
     const { observation, counters } = await this.#observe(o);
     const active = o.active ?? (await this.#s.backend.getActive());
-    const found = await this.#costsFor(active);
+    const found = await this.#costsFor(active, o.latestBenchmarkId);
     const outcome = estimateWorkloadCost(observation, found.costs, found.performance);
     const plan = active.plan?.name ?? null;
     return {
@@ -120,9 +122,9 @@ export class WorkloadService {
   }
 
   /** The costs of the plan in force and of a performance plan, looked up once per plan and benchmark. */
-  async #costsFor(active: ActivePlan): Promise<FoundCosts> {
-    const { benchmarks } = await this.#s.bench.list(1);
-    const key = `${active.plan?.id ?? ''}\n${benchmarks[0]?.id ?? ''}`;
+  async #costsFor(active: ActivePlan, latestId?: string | null): Promise<FoundCosts> {
+    const newest = latestId !== undefined ? latestId : (await this.#s.bench.list(1)).benchmarks[0]?.id;
+    const key = `${active.plan?.id ?? ''}\n${newest ?? ''}`;
     const cached = this.#costs;
     if (cached && cached.key === key && Date.now() - cached.at <= COSTS_TTL_MS) return cached.value;
     const value = this.#lookUp(active).catch((e: unknown) => {

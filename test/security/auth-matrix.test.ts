@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { grants, type Scope, scopes } from '../../src/domain/scopes.ts';
 import { operations } from '../../src/operations/index.ts';
+import { writeSecret } from '../fleet/rig.ts';
 import {
   bearer,
   restRequest,
@@ -123,10 +127,18 @@ const rpcResult = async (res: Response): Promise<{ result?: Record<string, unkno
 };
 
 describe('auth matrix over MCP Streamable HTTP at /mcp', () => {
+  let fleetDir: string;
   before(async () => {
-    h = await secureHarness();
+    // With a fleet configured, so that the fleet tools are listed and checked too.
+    fleetDir = await mkdtemp(join(tmpdir(), 'powerplan-auth-fleet-'));
+    const fleetFile = join(fleetDir, 'fleet.json');
+    await writeSecret(fleetFile, JSON.stringify({ hosts: [{ name: 'db1', url: 'http://127.0.0.1:9' }] }));
+    h = await secureHarness({ POWERPLAN_FLEET_FILE: fleetFile });
   });
-  after(() => h.cleanup());
+  after(async () => {
+    await h.cleanup();
+    await rm(fleetDir, { recursive: true, force: true });
+  });
 
   const call = (name: string, args: unknown, token: string | undefined) =>
     h.app.request('http://localhost/mcp', {
