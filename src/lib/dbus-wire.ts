@@ -5,11 +5,15 @@
  * descriptors. Variants unmarshal to their bare value; `Variant` marshals one with its signature.
  */
 
+// Fields declared apart, not as parameter properties: Node's own type stripping (which runs the
+// sources as Windows processes) does not take those.
 export class Variant {
-  constructor(
-    readonly signature: string,
-    readonly value: unknown,
-  ) {}
+  readonly signature: string;
+  readonly value: unknown;
+  constructor(signature: string, value: unknown) {
+    this.signature = signature;
+    this.value = value;
+  }
 }
 
 const ALIGN: Record<string, number> = {
@@ -155,10 +159,12 @@ class Writer {
 }
 
 class Reader {
-  constructor(
-    readonly buf: Buffer,
-    public at: number,
-  ) {}
+  readonly buf: Buffer;
+  at: number;
+  constructor(buf: Buffer, at: number) {
+    this.buf = buf;
+    this.at = at;
+  }
   align(n: number) {
     this.at += (n - (this.at % n)) % n;
   }
