@@ -11,7 +11,7 @@ import { runOperation } from '../../operations/run.ts';
 import { coerceStrings, inputFields } from '../input.ts';
 import type { CliIo } from './command.ts';
 import { usageError } from './usage.ts';
-import { kebab } from './words.ts';
+import { cliCommandWords, kebab } from './words.ts';
 
 export interface OperationCommand {
   op: Operation;
@@ -112,7 +112,7 @@ export const runOperationCommand = async (command: OperationCommand): Promise<nu
     });
     if (io.interactive && !json) io.err('\r\x1b[2K');
     const format = op.cli.format as ((o: unknown) => string) | undefined;
-    io.out(`${json || !format ? JSON.stringify(output, null, 2) : format(output)}\n`);
+    io.out(`${json || !format ? JSON.stringify(output, null, 2) : cliCommandWords(format(output))}\n`);
     return (op.cli.exitCode as ((o: unknown) => number) | undefined)?.(output) ?? 0;
   } catch (e) {
     return command.fail(e);

@@ -43,6 +43,16 @@ let assignPattern: RegExp | undefined;
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+const opPattern = new RegExp(`\\b(${[...commands.keys()].map(escapeRe).join('|')})\\b`, 'g');
+
+/**
+ * An answer's text with the operations it names as the commands that run them (`run
+ * run_cpu_benchmark` -> `run powerplan bench`); its field names stay, since an answer's text
+ * speaks of what it shows, not of flags.
+ */
+export const cliCommandWords = (text: string): string =>
+  text.replace(opPattern, (name) => commands.get(name) ?? name);
+
 /** The text with operation names and input fields in CLI words. */
 export const cliWords = (text: string): string => {
   fields ??= fieldWords();
@@ -55,31 +65,25 @@ export const cliWords = (text: string): string => {
   leadPattern ??= new RegExp(`(^|; )(${names.join('|')}): `, 'g');
   // `benchmark=run`, as a query string would say it.
   assignPattern ??= new RegExp(`\\b(${names.join('|')})=([\\w-]+)`, 'g');
-  const opPattern = new RegExp(`\\b(${[...commands.keys()].map(escapeRe).join('|')})\\b`, 'g');
   const flag = (name: string) => fields!.get(name)?.flag ?? name;
-  return (
-    text
-      // A text that gives the CLI form itself: `force: true (CLI: --force)`, `POWERPLAN_FLEET_FILE (CLI: --fleet FILE)`.
-      .replace(/\b\w+: [\w-]+ \(CLI: ([^)]*)\)/g, '$1')
-      .replace(/\b(POWERPLAN_\w+) \(CLI: ([^)]*)\)/g, '$2 or $1')
-      .replace(/\(CLI: ([^)]*)\)/g, '(e.g. $1)')
-      // The REST route beside an operation's name (`run_cpu_benchmark (POST /v1/benchmarks)`): the command says it.
-      .replace(/ \((?:GET|POST|PUT|PATCH|DELETE) \/[^\s)]*\)/g, '')
-      .replace(opPattern, (name) => commands.get(name) ?? name)
-      .replace(leadPattern, (_w, before: string, name: string) => `${before}${flag(name)}: `)
-      .replace(assignPattern, (_w, name: string, value: string) => `${flag(name)} ${value}`)
-      .replace(
-        fieldPattern,
-        (whole, quoted: string | undefined, name: string | undefined, value?: string) => {
-          const f = fields!.get(quoted ?? name ?? '');
-          if (!f) return whole;
-          if (quoted) return f.flag;
-          if (!f.boolean) return whole;
-          return value === 'true' ? f.flag : `without ${f.flag}`;
-        },
-      )
-      .replace(camelPattern, flag)
-  );
+  const routesLeftOut = text
+    // A text that gives the CLI form itself: `force: true (CLI: --force)`, `POWERPLAN_FLEET_FILE (CLI: --fleet FILE)`.
+    .replace(/\b\w+: [\w-]+ \(CLI: ([^)]*)\)/g, '$1')
+    .replace(/\b(POWERPLAN_\w+) \(CLI: ([^)]*)\)/g, '$2 or $1')
+    .replace(/\(CLI: ([^)]*)\)/g, '(e.g. $1)')
+    // The REST route beside an operation's name (`run_cpu_benchmark (POST /v1/benchmarks)`): the command says it.
+    .replace(/ \((?:GET|POST|PUT|PATCH|DELETE) \/[^\s)]*\)/g, '');
+  return cliCommandWords(routesLeftOut)
+    .replace(leadPattern, (_w, before: string, name: string) => `${before}${flag(name)}: `)
+    .replace(assignPattern, (_w, name: string, value: string) => `${flag(name)} ${value}`)
+    .replace(fieldPattern, (whole, quoted: string | undefined, name: string | undefined, value?: string) => {
+      const f = fields!.get(quoted ?? name ?? '');
+      if (!f) return whole;
+      if (quoted) return f.flag;
+      if (!f.boolean) return whole;
+      return value === 'true' ? f.flag : `without ${f.flag}`;
+    })
+    .replace(camelPattern, flag);
 };
 
 /** An operation's description in CLI words: its own CLI text when it has one. */
