@@ -132,9 +132,14 @@ if [ "$1" = configure ]; then
       --shell /usr/sbin/nologin --comment "powerplan service" powerplan
   fi
   # A state directory left by another user (e.g. \`sudo npm start\` as root) would stop the
-  # service at start: its files are not taken over silently; the install says what to do.
+  # service at start: its files are not taken over silently; the install says what to do. An
+  # empty directory (a real one, not a link: only root can write /var/lib) holds nothing to take
+  # over and becomes the service's.
   foreign=""
-  if [ -d /var/lib/powerplan ]; then
+  if [ -d /var/lib/powerplan ] && [ ! -L /var/lib/powerplan ] && [ -z "$(find /var/lib/powerplan -mindepth 1 -maxdepth 1 2>/dev/null | head -n 1)" ]; then
+    chown powerplan:powerplan /var/lib/powerplan
+    chmod 0700 /var/lib/powerplan
+  elif [ -e /var/lib/powerplan ]; then
     foreign="$(find /var/lib/powerplan -xdev \\( ! -user powerplan -o ! -group powerplan \\) -printf '%u:%g %p\\n' 2>/dev/null | head -n 5)"
   fi
   install -d -m 0755 /etc/powerplan

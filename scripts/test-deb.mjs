@@ -3,10 +3,12 @@
 // `npm run package:deb` when missing): its control data and contents (dpkg-deb --info/--contents),
 // then installs it into this machine with dpkg -i, checks the system user, the state directory,
 // `systemd-analyze verify` of the installed unit and `powerplan active`, and purges it, which must
-// leave none of its files. Refuses to run where powerplan is installed already (it would replace it).
+// leave none of its files; then an install over a /var/lib/powerplan of another user (named, with
+// the fix, and not taken over) and over an empty one (taken over). Refuses to run where powerplan
+// is installed already (it would replace it).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 
@@ -23,6 +25,18 @@ if (spawnSync('dpkg-query', ['-W', 'powerplan'], { stdio: 'ignore' }).status ===
   console.error('powerplan is installed on this machine: test:deb would replace it; remove it first');
   process.exit(1);
 }
+// This machine's own /var/lib/powerplan (a root run of the service or the CLI leaves one) is moved
+// aside while the package is tried, and put back afterwards: the tests begin from a known state.
+const STATE = '/var/lib/powerplan';
+const ASIDE = `${STATE}.test-deb-aside`;
+if (existsSync(STATE)) {
+  rmSync(ASIDE, { recursive: true, force: true });
+  renameSync(STATE, ASIDE);
+}
+process.on('exit', () => {
+  if (existsSync(ASIDE) && !existsSync(STATE)) renameSync(ASIDE, STATE);
+});
+
 if (!existsSync(deb)) sh(process.execPath, [join(root, 'scripts', 'package-deb.mjs')], { stdio: 'inherit' });
 
 const contents = sh('dpkg-deb', ['--contents', deb], { maxBuffer: 16 * 1024 * 1024 })
@@ -102,4 +116,30 @@ test('dpkg -i installs it: the powerplan user, /var/lib/powerplan (0700, its own
   for (const dir of ['/usr/lib/powerplan', '/var/lib/powerplan', '/etc/powerplan'])
     assert.ok(!existsSync(dir), dir);
   assert.notEqual(spawnSync('dpkg-query', ['-W', 'powerplan'], { stdio: 'ignore' }).status, 0);
+});
+
+test("a /var/lib/powerplan of another user: the install names its files and the fix, and takes none over; an empty one becomes the service's", () => {
+  try {
+    mkdirSync(STATE, { mode: 0o755 });
+    writeFileSync(`${STATE}/admin.token`, 'left by root\n', { mode: 0o600 });
+    const foreign = spawnSync('dpkg', ['-i', deb], { encoding: 'utf8' });
+    assert.equal(foreign.status, 0, foreign.stderr);
+    assert.match(foreign.stderr, /\/var\/lib\/powerplan holds files of another user/);
+    assert.match(foreign.stderr, /root:root \/var\/lib\/powerplan\/admin\.token/);
+    assert.match(foreign.stderr, /chown -R powerplan:powerplan \/var\/lib\/powerplan/);
+    assert.equal(statSync(`${STATE}/admin.token`).uid, 0, 'not taken over');
+    spawnSync('dpkg', ['--purge', 'powerplan'], { stdio: ['ignore', 'ignore', 'inherit'] });
+
+    mkdirSync(STATE, { mode: 0o755 });
+    const empty = spawnSync('dpkg', ['-i', deb], { encoding: 'utf8' });
+    assert.equal(empty.status, 0, empty.stderr);
+    assert.doesNotMatch(empty.stderr, /another user/);
+    const uid = Number(sh('id', ['-u', 'powerplan']).trim());
+    const st = statSync(STATE);
+    assert.equal(st.uid, uid);
+    assert.equal(st.mode & 0o777, 0o700);
+  } finally {
+    spawnSync('dpkg', ['--purge', 'powerplan'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  assert.ok(!existsSync(STATE));
 });
