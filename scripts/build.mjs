@@ -122,7 +122,11 @@ const inputs = Object.keys(result.metafile.inputs)
   .filter((p) => !p.includes('node_modules/') && !p.startsWith('<') && !/^[a-z-]+:/.test(p))
   .map((p) => posix(p))
   .sort();
-const manifest = { builtAt: startedAt, entry: `${ENTRY}.mjs`, inputs };
+// Whole seconds: an image layer (tar) keeps mtimes in seconds, so a bundle written in the second the
+// build started would otherwise look older than its own build, and the command would fall back to
+// the sources (and to tsx, which needs a writable /tmp: a read-only container would not start). A
+// source changed in that second before the build counts as newer: the sources run, which is safe.
+const manifest = { builtAt: Math.floor(startedAt / 1000) * 1000, entry: `${ENTRY}.mjs`, inputs };
 const manifestPath = join(outDir, `${ENTRY}.meta.json`);
 await writeFile(`${manifestPath}.${process.pid}.tmp`, `${JSON.stringify(manifest, null, 1)}\n`);
 await rename(`${manifestPath}.${process.pid}.tmp`, manifestPath);
