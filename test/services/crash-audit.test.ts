@@ -22,6 +22,22 @@ interface Line {
   error?: string;
 }
 
+/** The journal of a set_power_plan in flight, as the plan-change service writes it before the switch. */
+const journal = (caller: string, plan: string, before: [string, string], after: [string, string]) => ({
+  version: 1,
+  startedAt: new Date().toISOString(),
+  caller,
+  entry: {
+    operation: 'set_power_plan',
+    input: { plan },
+    before: { id: before[0], name: before[1] },
+    after: { id: after[0], name: after[1] },
+    result: 'changed',
+  },
+  followUps: [],
+  clearJournal: false,
+});
+
 describe('a plan change killed between its switch and its audit record', () => {
   const t = depsPerBlock();
   const audits = async () => (await t.deps.store.readLines('audit.jsonl')) as Line[];
@@ -33,20 +49,15 @@ describe('a plan change killed between its switch and its audit record', () => {
     // change journaled, no record. (A FIFO as the audit log no longer blocks the append to kill the
     // server there: state files that are not regular files are refused; see docs/SECURITY.md.)
     await t.deps.backend.setActive(SCHEME.highPerformance);
-    await t.deps.store.write('plan-change.json', {
-      version: 1,
-      startedAt: new Date().toISOString(),
-      caller: 'local-admin',
-      entry: {
-        operation: 'set_power_plan',
-        input: { plan: 'high-performance' },
-        before: { id: SCHEME.balanced, name: 'Balanced' },
-        after: { id: SCHEME.highPerformance, name: 'High performance' },
-        result: 'changed',
-      },
-      followUps: [],
-      clearJournal: false,
-    });
+    await t.deps.store.write(
+      'plan-change.json',
+      journal(
+        'local-admin',
+        'high-performance',
+        [SCHEME.balanced, 'Balanced'],
+        [SCHEME.highPerformance, 'High performance'],
+      ),
+    );
     assert.equal(await simulatedPlan(), SCHEME.highPerformance);
     assert.deepEqual(await audits(), []);
 
@@ -69,20 +80,15 @@ describe('a plan change killed between its switch and its audit record', () => {
   });
 
   it('a change journaled but never switched is recorded as failed, and crash leftovers are removed', async () => {
-    await t.deps.store.write('plan-change.json', {
-      version: 1,
-      startedAt: new Date().toISOString(),
-      caller: 'ops',
-      entry: {
-        operation: 'set_power_plan',
-        input: { plan: 'power-saver' },
-        before: { id: SCHEME.highPerformance, name: 'High performance' },
-        after: { id: SCHEME.powerSaver, name: 'Power saver' },
-        result: 'changed',
-      },
-      followUps: [],
-      clearJournal: false,
-    });
+    await t.deps.store.write(
+      'plan-change.json',
+      journal(
+        'ops',
+        'power-saver',
+        [SCHEME.highPerformance, 'High performance'],
+        [SCHEME.powerSaver, 'Power saver'],
+      ),
+    );
     // What a SIGKILL leaves mid-write: a document's temp file and the plan lock's link source,
     // both named after a process that is gone.
     const dead = Number(execFileSync(process.execPath, ['-p', 'process.pid']).toString());
