@@ -4,9 +4,10 @@
  * listens, an agent given a wrong token, one given a read-only token, and a host that accepts the
  * connection but never answers. Writes the fleet file (mode 600) naming them all.
  */
+import { randomInt, randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Deps } from '../../src/deps.ts';
@@ -58,11 +59,9 @@ const startAgent = async (dir: string, name: string, tags: string[], scope: Scop
 };
 
 /** Starts `server` on a free loopback port; resolves with its URL. */
-export const listen = (server: Server): Promise<string> =>
+export const listen = (server: Server, host = '127.0.0.1'): Promise<string> =>
   new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-    ),
+    server.listen(0, host, () => resolve(`http://${host}:${(server.address() as AddressInfo).port}`)),
   );
 
 export const fleetRig = async (count = 5): Promise<FleetRig> => {
@@ -74,20 +73,29 @@ export const fleetRig = async (count = 5): Promise<FleetRig> => {
   const wrong = await startAgent(dir, 'wrongtoken', ['sql'], 'control');
   const ro = await startAgent(dir, 'readonly', ['ro'], 'read');
 
+  // Nothing listens there: a port just closed, on a loopback address of its own. Other test files
+  // running beside this one listen on 127.0.0.1 with port 0 and may be given the same port number;
+  // on 127.x.y.z they cannot catch this rig's requests.
+  const deadHost = `127.${1 + randomInt(250)}.${1 + randomInt(250)}.${1 + randomInt(250)}`;
   const dead = createServer();
-  const deadUrl = await listen(dead);
+  const deadUrl = await listen(dead, deadHost);
   await new Promise<void>((r) => dead.close(() => r()));
 
+  // Accepts, reads, never answers. Only requests under this rig's own path prefix count: a port
+  // given to this server may just have been another rig's "nothing listens" port, whose requests
+  // (a page polling its fleet) would arrive here too.
+  const prefix = `/slow-${randomUUID()}`;
   let hits = 0;
-  const silent = createServer(() => {
-    hits++; // accepts, reads, never answers
+  const ours = new Set<Socket>();
+  const silent = createServer((req) => {
+    if (!req.url?.startsWith(`${prefix}/`)) return req.socket.destroy();
+    hits++;
+    if (!ours.has(req.socket)) {
+      ours.add(req.socket);
+      req.socket.once('close', () => ours.delete(req.socket));
+    }
   });
-  let open = 0;
-  silent.on('connection', (socket) => {
-    open++;
-    socket.once('close', () => open--);
-  });
-  const slowUrl = await listen(silent);
+  const slowUrl = `${await listen(silent)}${prefix}`;
 
   const hosts: object[] = [];
   for (const [{ agent, token }, i] of started.map((s, i) => [s, i] as const)) {
@@ -119,7 +127,7 @@ export const fleetRig = async (count = 5): Promise<FleetRig> => {
     deadUrl,
     slowUrl,
     slowHits: () => hits,
-    slowOpen: () => open,
+    slowOpen: () => ours.size,
     cleanup: async () => {
       silent.closeAllConnections();
       silent.close();
