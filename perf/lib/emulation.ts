@@ -74,7 +74,8 @@ const descendants = async (pid: number): Promise<number[]> => {
   return [pid, ...(await Promise.all(direct.map(descendants))).flat()];
 };
 
-export const planGroup = async (name: string): Promise<PlanGroup> => {
+/** `controllerCpu`: the CPU the plan's controller runs on (its polling kept off the workload's CPU). */
+export const planGroup = async (name: string, controllerCpu?: number): Promise<PlanGroup> => {
   const cpuRoot = join(V1, 'cpu');
   const acctRoot = existsSync(join(cpuRoot, 'cpuacct.usage')) ? cpuRoot : join(V1, 'cpuacct');
   if (!existsSync(join(cpuRoot, 'cpu.cfs_quota_us')) || !existsSync(join(acctRoot, 'cpuacct.usage')))
@@ -110,7 +111,11 @@ export const planGroup = async (name: string): Promise<PlanGroup> => {
       const args = { usagePath, quotaPath: join(cpuDir, 'cpu.cfs_quota_us'), pollUs: 250, ...r };
       // node --import tsx, not tsx's CLI: no relaying parent between the signal and the controller.
       const script = join(import.meta.dirname, 'ramp-controller.ts');
-      const c = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(args)], {
+      const argv = [process.execPath, '--import', 'tsx', script, JSON.stringify(args)];
+      // taskset runs the command in its own process (exec), so the pid and signals stay the controller's.
+      const [cmd, ...rest] =
+        controllerCpu === undefined ? argv : ['taskset', '-c', String(controllerCpu), ...argv];
+      const c = spawn(cmd!, rest, {
         cwd: repoRoot,
         stdio: ['ignore', 'pipe', 'inherit'],
       });

@@ -8,6 +8,7 @@
  * Each run notes the CPU the rest of the machine used meanwhile (busy time outside the server's
  * group and our own processes), so a disturbed run is retried and, at the end, shown as such.
  */
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +42,12 @@ export interface RunOptions {
   /** A run where the rest of the machine was busier than this (share of all CPUs) is retried. */
   maxOthersShare: number;
   retries: number;
+  /**
+   * CPUs to keep apart: the database, its clients and the product on `workload`, the emulated
+   * plan's polling controller on `controller` (its thousands of wake-ups a second are no part of
+   * the workload the product observes CPU by CPU). Absent: no pinning.
+   */
+  cpus?: { workload: number; controller: number };
   log: (line: string) => void;
 }
 
@@ -100,7 +107,9 @@ const rotate = <T>(xs: readonly T[], by: number): T[] => xs.map((_, i) => xs[(i 
 export const runWorkloadCheck = async (
   o: RunOptions,
 ): Promise<{ runs: Run[]; calibration: Calibration; throttlingProof: string[] }> => {
-  const group = await planGroup(`powerplan-workload-${process.pid}`);
+  // Every process started from here on (cluster, clients, product) inherits this affinity.
+  if (o.cpus) execFileSync('taskset', ['-a', '-p', '-c', String(o.cpus.workload), String(process.pid)]);
+  const group = await planGroup(`powerplan-workload-${process.pid}`, o.cpus?.controller);
   let cluster: Cluster | undefined;
   let product: Product | undefined;
   const onSignal = () => {

@@ -7,12 +7,7 @@
  * that follows runs slowed until the clock is up again. Pure functions; docs/ADVICE.md has the
  * model, its assumptions and where it is wrong.
  */
-import {
-  type ObservedState,
-  TOO_LITTLE_WORK,
-  type WorkloadEstimate,
-  type WorkloadObservation,
-} from '../domain/workload.ts';
+import { TOO_LITTLE_WORK, type WorkloadEstimate, type WorkloadObservation } from '../domain/workload.ts';
 
 /** A cost with its range, in us. */
 export interface Range {
@@ -126,37 +121,61 @@ export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick
 const K = 32;
 const EXP_QUANTILES = Array.from({ length: K }, (_, k) => -Math.log(1 - (k + 0.5) / K));
 
-/** What one wake-up out of `state` adds (us), idle periods taken as exponential or all equal. */
-const perWakeup = (
-  costs: PlanCosts,
-  state: Pick<ObservedState, 'meanPeriodUs' | 'exitLatencyUs'>,
-  busyUs: number,
-  pick: Pick3,
-  shape: 'exponential' | 'mean',
-): { wake: number; ramp: number } => {
-  const m = state.meanPeriodUs ?? 0;
-  const gaps = shape === 'mean' ? [m] : EXP_QUANTILES.map((q) => q * m);
-  const avg = (f: (g: number) => number) => gaps.reduce((s, g) => s + f(g), 0) / gaps.length;
-  const published = { mid: 1, low: 0.5, high: 1 }[pick];
-  const wake = costs.wake.length
-    ? avg((g) => wakeCostAt(costs, g, pick))
-    : (state.exitLatencyUs ?? 0) * published;
-  return { wake, ramp: avg((g) => rampLossAt(costs, g, busyUs, pick)) };
+/** The idle gaps a mean stands for: exponential (memoryless) or all equal to it. */
+const gapsOf = (meanUs: number, shape: 'exponential' | 'mean'): number[] =>
+  shape === 'mean' ? [meanUs] : EXP_QUANTILES.map((q) => q * meanUs);
+
+const avg = (gaps: readonly number[], f: (g: number) => number) =>
+  gaps.reduce((s, g) => s + f(g), 0) / gaps.length;
+
+/**
+ * One CPU's pattern over the window: wake-ups per second, its mean idle period and busy time per
+ * second. The clock ramps per core, and a mean over CPUs mixes a busy core's short gaps with an
+ * idle core's long ones, so the ramp half is taken CPU by CPU.
+ */
+interface CpuPattern {
+  entriesPerSecond: number;
+  meanIdleUs: number;
+  busyUsPerSecond: number;
+}
+
+/**
+ * The CPUs listed one by one, and the rest (beyond the listed busiest) as one more pattern made of
+ * what the totals leave; the totals alone when no CPU is listed.
+ */
+const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
+  const window = o.windowSeconds;
+  const totalEntries = o.idleEntriesPerSecond ?? 0;
+  const totalBusy = ((o.busySeconds ?? 0) * 1e6) / window;
+  const listed = o.perCpu.flatMap((c) =>
+    c.busyShare !== null && c.idleEntriesPerSecond && c.meanIdlePeriodUs !== null
+      ? [
+          {
+            entriesPerSecond: c.idleEntriesPerSecond,
+            meanIdleUs: c.meanIdlePeriodUs,
+            busyUsPerSecond: c.busyShare * 1e6,
+          },
+        ]
+      : [],
+  );
+  if (!listed.length)
+    return [
+      { entriesPerSecond: totalEntries, meanIdleUs: o.meanIdlePeriodUs ?? 0, busyUsPerSecond: totalBusy },
+    ];
+  const restCpus = o.cpus - listed.length;
+  const restEntries = totalEntries - listed.reduce((n, c) => n + c.entriesPerSecond, 0);
+  const restBusy = totalBusy - listed.reduce((n, c) => n + c.busyUsPerSecond, 0);
+  if (restCpus > 0 && restEntries > 0 && restBusy >= 0)
+    listed.push({
+      entriesPerSecond: restEntries,
+      meanIdleUs: Math.max(0, restCpus * 1e6 - restBusy) / restEntries,
+      busyUsPerSecond: restBusy,
+    });
+  return listed;
 };
 
-/** The states the model weighs: the observed ones, or one for all entries when none is counted. */
-const statesOf = (
-  o: WorkloadObservation,
-): Pick<ObservedState, 'meanPeriodUs' | 'exitLatencyUs' | 'entriesPerSecond'>[] =>
-  o.states.length
-    ? o.states.filter((s) => s.entriesPerSecond > 0)
-    : [
-        {
-          meanPeriodUs: o.meanIdlePeriodUs,
-          exitLatencyUs: null,
-          entriesPerSecond: o.idleEntriesPerSecond ?? 0,
-        },
-      ];
+/** The states the wake-up half weighs: the observed ones that were entered. */
+const statesOf = (o: WorkloadObservation) => o.states.filter((s) => s.entriesPerSecond > 0);
 
 interface Totals {
   percent: number;
@@ -165,6 +184,15 @@ interface Totals {
   perWakeupUs: number;
 }
 
+/**
+ * Added time per second of the window (us), in two halves:
+ * - the wake-up half, per idle state: each entry pays the wake-up cost of a gap of that state's
+ *   mean period (measured, or the state's published exit latency). Only where the system has idle
+ *   states to choose from: without a cpuidle driver (a virtual machine's halt) the wake-up time is
+ *   the hypervisor's, the same under every plan, and none of it is the plan's;
+ * - the ramp half, per CPU: each wake-up pays the ramp loss after a gap drawn from that CPU's idle
+ *   periods, for a busy period of that CPU's mean.
+ */
 const totals = (
   o: WorkloadObservation,
   costs: PlanCosts,
@@ -172,15 +200,22 @@ const totals = (
   shape: 'exponential' | 'mean',
 ): Totals => {
   const busyPerSecondUs = ((o.busySeconds ?? 0) * 1e6) / o.windowSeconds;
-  const busyUs = o.meanBusyPeriodUs ?? 0;
+  const published = { mid: 1, low: 0.5, high: 1 }[pick];
   let wake = 0;
+  for (const s of statesOf(o)) {
+    const gaps = gapsOf(s.meanPeriodUs ?? 0, shape);
+    const perEntry = costs.wake.length
+      ? avg(gaps, (g) => wakeCostAt(costs, g, pick))
+      : (s.exitLatencyUs ?? 0) * published;
+    wake += s.entriesPerSecond * perEntry;
+  }
   let ramp = 0;
   let entries = 0;
-  for (const s of statesOf(o)) {
-    const w = perWakeup(costs, s, busyUs, pick, shape);
-    wake += s.entriesPerSecond * w.wake;
-    ramp += s.entriesPerSecond * w.ramp;
-    entries += s.entriesPerSecond;
+  for (const c of cpusOf(o)) {
+    if (c.entriesPerSecond <= 0) continue;
+    const busyUs = c.busyUsPerSecond / c.entriesPerSecond;
+    ramp += c.entriesPerSecond * avg(gapsOf(c.meanIdleUs, shape), (g) => rampLossAt(costs, g, busyUs, pick));
+    entries += c.entriesPerSecond;
   }
   const pct = (us: number) => (busyPerSecondUs > 0 ? (us / busyPerSecondUs) * 100 : 0);
   return {

@@ -45,6 +45,11 @@ export type CounterSource = 'cpuidle' | 'interrupts' | 'windows-counters';
 /** One read of every counter: cheap (files, or one counter query), no timer, no wake-up. */
 export interface IdleSnapshot {
   source: CounterSource;
+  /**
+   * Where wake-ups are interrupts: the scheduler ticks a busy CPU takes per second (the kernel's
+   * HZ on a tickless-idle kernel), which are no wake-ups; null when the kernel's tick is not known.
+   */
+  busyTickHz?: number | null;
   /** The counters' own clock (s since boot), so deltas divide by the time the counters saw. */
   atS: number;
   cpus: CpuCounters[];
@@ -105,7 +110,7 @@ export const WorkloadObservation = z
     source: z
       .enum(['cpuidle', 'interrupts', 'windows-counters'])
       .describe(
-        'Where the idle entries come from: Linux cpuidle state counters, the interrupts each CPU took (Linux without a cpuidle driver: an upper bound), or the Windows Processor Information counters.',
+        "Where the idle entries come from: Linux cpuidle state counters, the interrupts each CPU took (Linux without a cpuidle driver: less the scheduler ticks of its busy time where the kernel's tick rate is known, else an upper bound), or the Windows Processor Information counters.",
       ),
     since: z
       .enum(['window', 'previous-read', 'boot'])

@@ -47,7 +47,18 @@ const zero = (c: CpuCounters): CpuCounters => ({
   })),
 });
 
-const cpuDelta = (cur: CpuCounters, prev: CpuCounters): CpuDelta | null => {
+/**
+ * Wake-ups from interrupts: all a CPU took, less the ticks of its busy time (a tickless-idle
+ * kernel stops the tick only while idle), when the tick rate is known.
+ */
+const wakeupsOf = (cur: CpuCounters, prev: CpuCounters, busyTickHz: number | null): number | null => {
+  const irqs = d(cur.wakeups, prev.wakeups);
+  const busy = d(cur.busyUs, prev.busyUs);
+  if (irqs === null || irqs < 0 || !busyTickHz || busy === null || busy < 0) return irqs;
+  return Math.max(0, Math.round(irqs - (busyTickHz * busy) / 1e6));
+};
+
+const cpuDelta = (cur: CpuCounters, prev: CpuCounters, busyTickHz: number | null): CpuDelta | null => {
   const states = cur.states.flatMap((s) => {
     const p = prev.states.find((x) => x.name === s.name);
     return p
@@ -68,7 +79,7 @@ const cpuDelta = (cur: CpuCounters, prev: CpuCounters): CpuDelta | null => {
     busyUs: d(cur.busyUs, prev.busyUs),
     totalUs: d(cur.totalUs, prev.totalUs),
     idleUs: d(cur.idleUs, prev.idleUs),
-    entries: cur.states.length ? states.reduce((n, s) => n + s.usage, 0) : d(cur.wakeups, prev.wakeups),
+    entries: cur.states.length ? states.reduce((n, s) => n + s.usage, 0) : wakeupsOf(cur, prev, busyTickHz),
     states,
   };
   const negative = [
@@ -96,7 +107,7 @@ export const observe = (
   const windowS = Math.max(prev ? cur.atS - prev.atS : cur.atS, 0);
   const deltas = cur.cpus.flatMap((c) => {
     const p = prev ? prev.cpus.find((x) => x.cpu === c.cpu) : zero(c);
-    const delta = p ? cpuDelta(c, p) : null;
+    const delta = p ? cpuDelta(c, p, cur.source === 'interrupts' ? (cur.busyTickHz ?? null) : null) : null;
     return delta ? [delta] : [];
   });
   const busy = sum(deltas.map((c) => c.busyUs));

@@ -177,4 +177,41 @@ describe('the workload cost model (property-tested)', () => {
     assert.equal(e.low, 5);
     assert.equal(e.basis, 'published-latencies');
   });
+
+  it("without idle states to choose (no cpuidle driver: a VM halts) no wake-up time is the plan's; the ramp still is", () => {
+    const withStates = observation(0.2, 1000, 5000);
+    const halted: WorkloadObservation = { ...withStates, source: 'interrupts', states: [] };
+    const c = costs(4000, 20_000, 50);
+    const a = estimateWorkloadCost(withStates, c).estimate!;
+    const b = estimateWorkloadCost(halted, c).estimate!;
+    assert.ok(a.wakeUpPercent > 0);
+    assert.equal(b.wakeUpPercent, 0);
+    assert.equal(b.rampPercent, a.rampPercent);
+    assert.equal(b.addedPercent, b.rampPercent);
+  });
+
+  it('the ramp half CPU by CPU: a poller on another CPU does not hide the long gaps of the CPU doing the work', () => {
+    // CPU 0: 20 requests/s of 3 ms after ~47 ms gaps; CPU 1: 4000 wake-ups/s of 5 us every 250 us.
+    const work = { cpu: 0, busyShare: 0.06, idleEntriesPerSecond: 20, meanIdlePeriodUs: 47_000 };
+    const poller = { cpu: 1, busyShare: 0.02, idleEntriesPerSecond: 4000, meanIdlePeriodUs: 245 };
+    const pattern = (perCpu: WorkloadObservation['perCpu']): WorkloadObservation => ({
+      ...observation(0.04, 4020, 485),
+      source: 'interrupts',
+      states: [],
+      perCpu,
+    });
+    const c = costs(6000, 20_000, 0);
+    const split = estimateWorkloadCost(pattern([work, poller]), c).estimate!;
+    const alone = estimateWorkloadCost(
+      { ...pattern([work]), cpus: 1, busySeconds: 0.06 * 30, idleEntriesPerSecond: 20, busyShare: 0.06 },
+      c,
+    ).estimate!;
+    const pooled = estimateWorkloadCost(pattern([]), c).estimate!;
+    assert.ok(pooled.rampPercent < split.rampPercent / 4, `${pooled.rampPercent} vs ${split.rampPercent}`);
+    // The poller adds its own (tiny) busy time and no ramp: the work's share is what it is alone, diluted by that time.
+    assert.ok(
+      Math.abs(split.rampPercent - (alone.rampPercent * 0.06) / 0.08) <= 0.2,
+      `${split.rampPercent} vs ${alone.rampPercent}`,
+    );
+  });
 });

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { observe } from '../../src/platform/idle-delta.ts';
 import { readIdleStates } from '../../src/platform/linux/cpuidle.ts';
 import {
+  busyTickHzOf,
   createLinuxIdleReader,
   parseInterrupts,
   parseProcStat,
@@ -121,6 +122,47 @@ describe('idle readers that hold on every kernel', () => {
         idleEntriesPerSecond: 1000,
         meanIdlePeriodUs: 600,
       });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it("on a tickless-idle kernel the ticks of busy time are no wake-ups: the kernel's HZ from its configuration", async () => {
+    assert.equal(busyTickHzOf('CONFIG_NO_HZ_IDLE=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n'), 250);
+    assert.equal(
+      busyTickHzOf('CONFIG_HZ_PERIODIC=y\nCONFIG_HZ=1000\n'),
+      null,
+      'a periodic tick runs in idle too',
+    );
+    assert.equal(busyTickHzOf('# CONFIG_NO_HZ_IDLE is not set\nCONFIG_HZ=100\n'), null);
+    assert.equal(busyTickHzOf(null), null);
+    const root = await mkdtemp(join(tmpdir(), 'powerplan-hz-'));
+    try {
+      await cp(firecracker, join(root, 'proc'), { recursive: true });
+      await mkdir(join(root, 'proc', 'sys', 'kernel'), { recursive: true });
+      await writeFile(join(root, 'proc', 'sys', 'kernel', 'osrelease'), '6.1.0-test\n');
+      await mkdir(join(root, 'boot'));
+      await writeFile(join(root, 'boot', 'config-6.1.0-test'), 'CONFIG_NO_HZ_IDLE=y\nCONFIG_HZ=250\n');
+      const read = createLinuxIdleReader({
+        sysfsRoot: join(root, 'sys'),
+        procfsRoot: join(root, 'proc'),
+        bootRoot: join(root, 'boot'),
+      });
+      const a = await read();
+      assert.equal(a.busyTickHz, 250);
+      const b = structuredClone(a);
+      b.atS = a.atS + 10;
+      b.cpus[0]!.wakeups! += 10_000;
+      b.cpus[0]!.busyUs! += 4_000_000;
+      b.cpus[0]!.idleUs! += 6_000_000;
+      b.cpus[0]!.totalUs! += 10_000_000;
+      const o = observe(a, b, 'previous-read');
+      // 4 s busy at 250 Hz: 1000 of the 10,000 interrupts were ticks.
+      assert.equal(o.perCpu[0]!.idleEntriesPerSecond, 900);
+      assert.equal(o.meanBusyPeriodUs, Math.round((4_000_000 / 9000) * 10) / 10);
+      // Without the configuration (a fixture's /proc, no /boot file) nothing is taken off.
+      const plain = createLinuxIdleReader({ sysfsRoot: join(root, 'sys'), procfsRoot: firecracker });
+      assert.equal((await plain()).busyTickHz, null);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

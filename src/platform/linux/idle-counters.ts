@@ -13,6 +13,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import type { CpuCounters, IdleCounterReader, IdleSnapshot, StateCounters } from '../../domain/workload.ts';
 
 /** USER_HZ: the unit of /proc/stat, 100 on every Linux architecture the kernel exports it for. */
@@ -133,15 +134,42 @@ const readStateCounters = (s: StaticState): StateCounters | null => {
   };
 };
 
+/**
+ * The ticks a busy CPU takes per second, from the kernel's build configuration: CONFIG_HZ when
+ * the tick stops in idle (CONFIG_NO_HZ_IDLE=y), as on every distribution kernel of the last
+ * decade; null when the kernel ticks in idle too or its configuration is not readable.
+ */
+export const busyTickHzOf = (config: string | null): number | null => {
+  if (!config || !/^CONFIG_NO_HZ_IDLE=y$/m.test(config)) return null;
+  const hz = Number(/^CONFIG_HZ=(\d+)$/m.exec(config)?.[1]);
+  return hz >= 24 && hz <= 10_000 ? hz : null;
+};
+
+/** The running kernel's configuration: /boot/config-<release>, else /proc/config.gz. */
+const kernelConfig = (procfsRoot: string, bootRoot: string): string | null => {
+  const release = readText(join(procfsRoot, 'sys', 'kernel', 'osrelease'))?.trim();
+  const boot = release && !release.includes('/') ? readText(join(bootRoot, `config-${release}`)) : null;
+  if (boot) return boot;
+  try {
+    return gunzipSync(readFileSync(join(procfsRoot, 'config.gz'))).toString('latin1');
+  } catch {
+    return null;
+  }
+};
+
 export interface LinuxIdleReaderOptions {
   sysfsRoot: string;
   procfsRoot: string;
+  /** Where the kernel's configuration file lies (config-<release>); default /boot. */
+  bootRoot?: string;
 }
 
 export const createLinuxIdleReader = (o: LinuxIdleReaderOptions): IdleCounterReader => {
   const cpuRoot = join(o.sysfsRoot, 'devices', 'system', 'cpu');
   let layoutKey = '';
   let layout = new Map<number, StaticState[]>();
+  // Read once, on the first read without a cpuidle driver (the only case that needs it).
+  let busyTickHz: number | null | undefined;
   return async (): Promise<IdleSnapshot> => {
     const atS = Number((readText(join(o.procfsRoot, 'uptime')) ?? '').trim().split(/\s+/)[0]);
     const stat = parseProcStat(readText(join(o.procfsRoot, 'stat')) ?? '');
@@ -162,9 +190,12 @@ export const createLinuxIdleReader = (o: LinuxIdleReaderOptions): IdleCounterRea
     if (!counted) {
       const irqs = parseInterrupts(readText(join(o.procfsRoot, 'interrupts')) ?? '');
       for (const c of cpus) c.wakeups = irqs.get(c.cpu) ?? null;
+      if (busyTickHz === undefined)
+        busyTickHz = busyTickHzOf(kernelConfig(o.procfsRoot, o.bootRoot ?? '/boot'));
     }
     return {
       source: counted ? 'cpuidle' : 'interrupts',
+      ...(counted ? {} : { busyTickHz }),
       atS: Number.isFinite(atS) ? atS : 0,
       cpus,
     };
