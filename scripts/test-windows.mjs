@@ -42,6 +42,8 @@ export const WINDOWS_TEST_FILES = [
   'test/lib/keep-aside-listing.test.ts',
   'test/services/damaged-state.test.ts',
   'test/surfaces/cli.test.ts',
+  'test/workload/windows.test.ts',
+  'test/workload/event26.test.ts',
 ];
 
 if (process.platform !== 'win32' && !wineAvailable()) {

@@ -47,6 +47,8 @@ export interface PlanCosts {
 /** Below this much work in the window the counters' noise outweighs the work: no estimate. */
 export const MIN_BUSY_SHARE = 0.005;
 export const MIN_BUSY_SECONDS = 0.2;
+/** However slow the clock, at least this share of the busy time observed is taken as the work. */
+const MIN_WORK_SHARE = 0.1;
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
@@ -192,6 +194,7 @@ interface Totals {
  *   the hypervisor's, the same under every plan, and none of it is the plan's;
  * - the ramp half, per CPU: each wake-up pays the ramp loss after a gap drawn from that CPU's idle
  *   periods, for a busy period of that CPU's mean.
+ * The share is of the work: the busy time observed less the ramp's loss, which it contains.
  */
 const totals = (
   o: WorkloadObservation,
@@ -217,7 +220,10 @@ const totals = (
     ramp += c.entriesPerSecond * avg(gapsOf(c.meanIdleUs, shape), (g) => rampLossAt(costs, g, busyUs, pick));
     entries += c.entriesPerSecond;
   }
-  const pct = (us: number) => (busyPerSecondUs > 0 ? (us / busyPerSecondUs) * 100 : 0);
+  // Under the plan in force the busy time observed holds what the ramp lost (a core running slowly
+  // is busy), so the work itself is the busy time less that loss; a wake-up is spent idle.
+  const workUs = Math.max(busyPerSecondUs - ramp, busyPerSecondUs * MIN_WORK_SHARE);
+  const pct = (us: number) => (busyPerSecondUs > 0 ? (us / workUs) * 100 : 0);
   return {
     percent: pct(wake + ramp),
     wakePercent: pct(wake),

@@ -23,6 +23,8 @@ import { linkStandins } from '../../scripts/windows/standins.mjs';
 import { pinned } from '../../scripts/windows/toolchain.mjs';
 import { openPrefix, winPath } from '../../scripts/windows/wine.mjs';
 import { ActivePlan, PlanList } from '../../src/domain/schemas.ts';
+import { WorkloadCost } from '../../src/domain/workload.ts';
+import { MIN_INTERVAL_MS } from '../../src/platform/windows/idle-counters.ts';
 import { SCHEME, stockState } from '../emulators/win-emu-state.mjs';
 import { repoRoot } from '../support/deps.ts';
 import { until } from '../support/until.ts';
@@ -135,6 +137,52 @@ describe('powerplan as Windows processes, called over loopback', { concurrency: 
     assert.equal(first.code, 0, first.output);
   });
   after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('the workload from the Processor Information counters (WMI, names in no language): REST and /metrics', async () => {
+    emulate('de-DE', 850);
+    // The PowerShell stand-in answers the counter query with these two captures in turn.
+    const tmp = join(work, 'wmi-tmp');
+    mkdirSync(tmp, { recursive: true });
+    const capture = (n: string) => winPath(join(repoRoot, 'test', 'fixtures', 'wmi-processor', n));
+    writeFileSync(
+      join(tmp, 'powershell-emu-counters.json'),
+      JSON.stringify({
+        files: [capture('raw-2cpu-a-DERIVED.txt'), capture('raw-2cpu-b-DERIVED.txt')],
+        next: 0,
+      }),
+    );
+    const s = await serve(stateDir, { TMP: winPath(tmp), TEMP: winPath(tmp) });
+    try {
+      const first = await call(s, 'GET', '/v1/workload');
+      assert.equal(first.status, 200, JSON.stringify(first.json));
+      const a = WorkloadCost.parse(first.json);
+      assert.equal(a.observation.source, 'windows-counters');
+      assert.equal(a.observation.since, 'boot');
+      // Reads closer than the counter query's interval share it: the second capture comes after it.
+      await new Promise((r) => setTimeout(r, MIN_INTERVAL_MS + 500));
+      const b = WorkloadCost.parse((await call(s, 'GET', '/v1/workload')).json);
+      assert.equal(b.observation.since, 'previous-read');
+      assert.equal(b.observation.windowSeconds, 10);
+      assert.equal(b.observation.busyShare, 0.4);
+      assert.deepEqual(
+        b.observation.states.map((x) => [x.name, x.entriesPerSecond]),
+        [
+          ['C1', 10_000],
+          ['C2', 200],
+          ['C3', 0],
+        ],
+      );
+      // No benchmark yet: the wake-up half from the states' published latencies, or a reason.
+      assert.ok(
+        b.estimate === null ? b.reason : b.estimate.basis === 'published-latencies',
+        JSON.stringify(b),
+      );
+      const metrics = await (await fetch(`${s.url}/metrics`)).text();
+      assert.match(metrics, /^powerplan_idle_state_entries_total\{[^}]*state="C1"[^}]*\} \d+/m);
+    } finally {
+      await stop(s);
+    }
+  });
 
   it('de-DE, code page 850: lists the localized plans and sets by alias and by localized name', async () => {
     emulate('de-DE', 850);

@@ -208,10 +208,12 @@ describe('the workload cost model (property-tested)', () => {
     ).estimate!;
     const pooled = estimateWorkloadCost(pattern([]), c).estimate!;
     assert.ok(pooled.rampPercent < split.rampPercent / 4, `${pooled.rampPercent} vs ${split.rampPercent}`);
-    // The poller adds its own (tiny) busy time and no ramp: the work's share is what it is alone, diluted by that time.
+    // The poller adds no ramp: the time added per second is the working CPU's alone.
+    const addedPerSecond = (e: typeof split, entriesPerSecond: number) =>
+      e.addedUsPerWakeup * entriesPerSecond;
     assert.ok(
-      Math.abs(split.rampPercent - (alone.rampPercent * 0.06) / 0.08) <= 0.2,
-      `${split.rampPercent} vs ${alone.rampPercent}`,
+      Math.abs(addedPerSecond(split, 4020) - addedPerSecond(alone, 20)) <= addedPerSecond(alone, 20) * 0.01,
+      `${split.addedUsPerWakeup} x 4020 vs ${alone.addedUsPerWakeup} x 20`,
     );
   });
 });
