@@ -11,10 +11,11 @@ import { capturedOwner, keyOf, loadState, logArgs } from './acl-emu-state.mjs';
 const args = process.argv.slice(2);
 logArgs('powershell', args);
 const script = args[args.indexOf('-Command') + 1] ?? '';
-// The processor counters: the next of the captures listed in %TMP%/powershell-emu-counters.json
-// ({ "files": [...], "next": 0 }), the last one again once all were given.
+// The processor counters: the next of the captures listed in %TMP%/powershell-emu-counters.json, or in
+// the file POWERPLAN_EMU_COUNTERS names ({ "files": [...], "next": 0 }), the last one again once all were given.
 if (script.includes('Win32_PerfRawData_Counters_ProcessorInformation') && script.includes('Format-List')) {
-  const path = join(process.env.TMP || tmpdir(), 'powershell-emu-counters.json');
+  const path =
+    process.env.POWERPLAN_EMU_COUNTERS || join(process.env.TMP || tmpdir(), 'powershell-emu-counters.json');
   if (!existsSync(path)) {
     process.stderr.write(
       'Get-CimInstance : Invalid class "Win32_PerfRawData_Counters_ProcessorInformation"\r\n',

@@ -40,7 +40,12 @@ const nodeExe = pinned('nodeWin');
 // The bundle, as bin/powerplan.js runs it while it is fresh (built by the tier before it starts).
 const bin = winPath(join(repoRoot, 'dist', 'powerplan.mjs'));
 const emuState = join(work, 'emu-state.json');
-const standins = linkStandins(standinExe, join(work, 'standins'), { POWERPLAN_EMU_STATE: winPath(emuState) });
+// The PowerShell stand-in answers the processor counter query from the captures this file lists.
+const countersList = join(work, 'emu-counters.json');
+const standins = linkStandins(standinExe, join(work, 'standins'), {
+  POWERPLAN_EMU_STATE: winPath(emuState),
+  POWERPLAN_EMU_COUNTERS: winPath(countersList),
+});
 const stateDir = join(work, 'state');
 
 const env = (dir: string, extra: Record<string, string> = {}) => ({
@@ -141,17 +146,15 @@ describe('powerplan as Windows processes, called over loopback', { concurrency: 
   it('the workload from the Processor Information counters (WMI, names in no language): REST and /metrics', async () => {
     emulate('de-DE', 850);
     // The PowerShell stand-in answers the counter query with these two captures in turn.
-    const tmp = join(work, 'wmi-tmp');
-    mkdirSync(tmp, { recursive: true });
     const capture = (n: string) => winPath(join(repoRoot, 'test', 'fixtures', 'wmi-processor', n));
     writeFileSync(
-      join(tmp, 'powershell-emu-counters.json'),
+      countersList,
       JSON.stringify({
         files: [capture('raw-2cpu-a-DERIVED.txt'), capture('raw-2cpu-b-DERIVED.txt')],
         next: 0,
       }),
     );
-    const s = await serve(stateDir, { TMP: winPath(tmp), TEMP: winPath(tmp) });
+    const s = await serve();
     try {
       const first = await call(s, 'GET', '/v1/workload');
       assert.equal(first.status, 200, JSON.stringify(first.json));
