@@ -1540,6 +1540,8 @@ export interface components {
             service: {
                 version: string;
                 node: string;
+                /** @description The Node.js options the service runs with (process.execArgv): deploy/v8-flags.json's memory flags wherever it was started as shipped. */
+                execArgv: string[];
                 /** @description Whether a fleet is configured (a fleet file or an Ansible inventory); the fleet operations answer only then. */
                 fleet: boolean;
             };
@@ -1607,7 +1609,7 @@ export interface components {
         /** @description The idle pattern of this server's work over the window, from the OS's counters. */
         WorkloadObservation: {
             /**
-             * @description Where the idle entries come from: Linux cpuidle state counters, the interrupts each CPU took (Linux without a cpuidle driver: an upper bound), or the Windows Processor Information counters.
+             * @description Where the idle entries come from: Linux cpuidle state counters, the interrupts each CPU took (Linux without a cpuidle driver: less the scheduler ticks of its busy time where the kernel's tick rate is known, else an upper bound), or the Windows Processor Information counters.
              * @enum {string}
              */
             source: "cpuidle" | "interrupts" | "windows-counters";

@@ -23,7 +23,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { buildSea, bundleSeaMain, seaAssets, thirdPartyNotices } from './windows/sea.mjs';
+import { buildSea, bundleSeaMain, seaAssets, serviceExecArgv, thirdPartyNotices } from './windows/sea.mjs';
 import { PINNED, pinned, sha256 } from './windows/toolchain.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -53,6 +53,7 @@ await buildSea({
   nodeExe: pinned('nodeLinux24'),
   mainScript: bundle,
   out: join(tree, 'usr/lib/powerplan/powerplan'),
+  execArgv: serviceExecArgv(),
 });
 rmSync(bundle);
 for (const [from, to] of seaAssets(root)) put(`usr/lib/powerplan/${to}`, { from });

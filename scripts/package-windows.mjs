@@ -23,7 +23,7 @@ import {
 } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import yazl from 'yazl';
-import { buildSea, bundleSeaMain, seaAssets, thirdPartyNotices } from './windows/sea.mjs';
+import { buildSea, bundleSeaMain, seaAssets, serviceExecArgv, thirdPartyNotices } from './windows/sea.mjs';
 import { PINNED, pinned, sha256 } from './windows/toolchain.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -50,7 +50,12 @@ const bundle = join(outDir, 'powerplan-sea.cjs');
 const packages = await bundleSeaMain(root, bundle, 'node22');
 
 // 2. powerplan.exe: the blob made by the same node.exe it goes into.
-await buildSea({ nodeExe: pinned('nodeWin'), mainScript: bundle, out: join(stage, 'powerplan.exe') });
+await buildSea({
+  nodeExe: pinned('nodeWin'),
+  mainScript: bundle,
+  out: join(stage, 'powerplan.exe'),
+  execArgv: serviceExecArgv(),
+});
 rmSync(bundle);
 
 // 3. The service wrapper, its .NET runtime config (WinSW 1.17 targets .NET 2 and runs on 4), the

@@ -11,6 +11,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
+import { serviceExecArgv } from './windows/sea.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -37,7 +38,8 @@ process.on('exit', () => {
   if (existsSync(ASIDE) && !existsSync(STATE)) renameSync(ASIDE, STATE);
 });
 
-if (!existsSync(deb)) sh(process.execPath, [join(root, 'scripts', 'package-deb.mjs')], { stdio: 'inherit' });
+// Built from this checkout every time: a package left by an earlier build would test older code.
+sh(process.execPath, [join(root, 'scripts', 'package-deb.mjs')], { stdio: 'inherit' });
 
 const contents = sh('dpkg-deb', ['--contents', deb], { maxBuffer: 16 * 1024 * 1024 })
   .trim()
@@ -101,6 +103,15 @@ test('dpkg -i installs it: the powerplan user, /var/lib/powerplan (0700, its own
       JSON.stringify(active),
     );
     assert.equal(typeof active.canSet, 'boolean');
+    // The executable carries the service's V8 flags itself (sea-config.json's execArgv): the unit
+    // starts it without any.
+    const system = JSON.parse(
+      sh('runuser', ['-u', 'powerplan', '--', '/usr/bin/powerplan', 'system', '--json'], {
+        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', POWERPLAN_STATE_DIR: '/var/lib/powerplan' },
+        cwd: '/',
+      }),
+    );
+    assert.deepEqual(system.service.execArgv, serviceExecArgv());
   } finally {
     spawnSync('dpkg', ['--purge', 'powerplan'], { stdio: ['ignore', 'ignore', 'inherit'] });
   }

@@ -8,11 +8,17 @@ import { repoRoot } from './serve.mjs';
 const read = (rel) => readFileSync(join(repoRoot, rel), 'utf8');
 const dashed = (words) => words.filter((w) => w.startsWith('--'));
 
+const flagFile = () => JSON.parse(read('deploy/v8-flags.json'));
 /** The flags every start point must carry. */
-export const v8Flags = () => JSON.parse(read('deploy/v8-flags.json')).flags;
+export const v8Flags = () => flagFile().flags;
+/** Those of them Node.js accepts in NODE_OPTIONS (it refuses some, e.g. --no-memory-reducer). */
+export const nodeOptionsFlags = () => {
+  const refused = new Set(flagFile().notInNodeOptions ?? []);
+  return v8Flags().filter((f) => !refused.has(f));
+};
 
 /**
- * [{ name, file, flags, run }]: `run` is { command, args, env? } to start it here (from the
+ * [{ name, file, flags, expected, run }]: `expected` the flags it must carry; `run` is { command, args, env? } to start it here (from the
  * repository), or null where it needs another system (the Windows executable).
  */
 export const startPoints = () => {
@@ -35,36 +41,42 @@ export const startPoints = () => {
       name: '`powerplan serve` (the bin, its #! line)',
       file: 'bin/powerplan.js',
       flags: shebang.startsWith('#!') ? dashed(shebang.split(/\s+/)) : [],
+      expected: v8Flags(),
       run: { command: bin, args: ['serve'] },
     },
     {
       name: '`npm start`',
       file: 'package.json',
       flags: dashed(start.split(/\s+/)),
+      expected: v8Flags(),
       run: { command: process.execPath, args: nodeArgs(start.split(/\s+/)) },
     },
     {
       name: 'systemd unit (ExecStart)',
       file: 'deploy/powerplan.service',
       flags: dashed(execStart.split(/\s+/)),
+      expected: v8Flags(),
       run: { command: process.execPath, args: nodeArgs(execStart.split(/\s+/)) },
     },
     {
       name: 'container (ENTRYPOINT + CMD)',
       file: 'Dockerfile',
       flags: dashed(entrypoint),
+      expected: v8Flags(),
       run: { command: process.execPath, args: nodeArgs([...entrypoint, ...cmd]) },
     },
     {
       name: 'Windows service (WinSW NODE_OPTIONS)',
       file: 'deploy/windows/powerplan-service.xml',
       flags: nodeOptions.split(/\s+/).filter(Boolean),
+      expected: nodeOptionsFlags(),
       run: { command: process.execPath, args: [bin, 'serve'], env: { NODE_OPTIONS: nodeOptions } },
     },
     {
       name: 'single executable (sea-config.json execArgv)',
       file: 'deploy/sea/sea-config.json',
       flags: sea,
+      expected: v8Flags(),
       run: null,
     },
   ];

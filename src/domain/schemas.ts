@@ -283,6 +283,11 @@ export const SystemInfo = z
     service: z.object({
       version: z.string(),
       node: z.string(),
+      execArgv: z
+        .array(z.string())
+        .describe(
+          "The Node.js options the service runs with (process.execArgv): deploy/v8-flags.json's memory flags wherever it was started as shipped.",
+        ),
       fleet: z
         .boolean()
         .describe(

@@ -15,6 +15,6 @@ export const systemInfo = async (backend: PowerBackend, fleet: boolean): Promise
     virtualization: facts.virtualization,
     powerSource: facts.powerSource,
     backend: { name: backend.name, capabilities },
-    service: { version, node: process.version, fleet },
+    service: { version, node: process.version, execArgv: [...process.execArgv], fleet },
   };
 };

@@ -8,23 +8,42 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { repoRoot } from '../../scripts/lib/serve.mjs';
-import { startPoints, v8Flags } from '../../scripts/lib/start-points.mjs';
+import { nodeOptionsFlags, startPoints, v8Flags } from '../../scripts/lib/start-points.mjs';
 
 describe('V8 flags at every start point', () => {
   const flags = v8Flags();
 
-  it('the source of truth names a young and an old generation size', () => {
+  it('the source of truth names a young and an old generation size, and no memory reducer', () => {
     assert.deepEqual(
       flags.map((f) => f.split('=')[0]),
-      ['--max-semi-space-size', '--max-old-space-size'],
+      ['--max-semi-space-size', '--max-old-space-size', '--no-memory-reducer'],
     );
   });
 
   for (const point of startPoints()) {
     it(`${point.name} (${point.file}) carries exactly deploy/v8-flags.json's flags`, () => {
-      assert.deepEqual(point.flags, flags, `${point.file}: ${JSON.stringify(point.flags)}`);
+      assert.deepEqual(point.flags, point.expected, `${point.file}: ${JSON.stringify(point.flags)}`);
     });
   }
+
+  it('NODE_OPTIONS carries all Node.js allows there: the one it leaves out is refused by node', () => {
+    const allowed = nodeOptionsFlags();
+    const left = flags.filter((f) => !allowed.includes(f));
+    assert.deepEqual(left, ['--no-memory-reducer']);
+    const ok = spawnSync(process.execPath, ['-e', '0'], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: allowed.join(' ') },
+    });
+    assert.equal(ok.status, 0, ok.stderr);
+    for (const f of left) {
+      const r = spawnSync(process.execPath, ['-e', '0'], {
+        encoding: 'utf8',
+        env: { ...process.env, NODE_OPTIONS: f },
+      });
+      assert.notEqual(r.status, 0, `${f} in NODE_OPTIONS`);
+      assert.match(r.stderr, /not allowed in NODE_OPTIONS/);
+    }
+  });
 
   it('node takes them: the old generation limit is in force', () => {
     const r = spawnSync(process.execPath, [...flags, '-p', 'v8.getHeapStatistics().heap_size_limit'], {

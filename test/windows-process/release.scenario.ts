@@ -17,9 +17,10 @@ import { after, before, describe, it } from 'node:test';
 import { listeningUrl } from '../../scripts/lib/serve.mjs';
 import { linkStandins } from '../../scripts/windows/standins.mjs';
 import { openPrefix, winPath } from '../../scripts/windows/wine.mjs';
-import { ActivePlan } from '../../src/domain/schemas.ts';
+import { ActivePlan, SystemInfo } from '../../src/domain/schemas.ts';
 import { version } from '../../src/version.ts';
 import { SCHEME, stockState } from '../emulators/win-emu-state.mjs';
+import { repoRoot } from '../support/deps.ts';
 import { until } from '../support/until.ts';
 
 const standinExe = process.env.POWERPLAN_TEST_STANDIN_EXE;
@@ -98,6 +99,12 @@ describe('the Windows release, unpacked, as Windows processes', { concurrency: f
     const a = await run(['active', '--json']);
     assert.equal(a.code, 0, a.output);
     assert.equal(ActivePlan.parse(JSON.parse(a.output)).plan?.id, SCHEME.balanced);
+    // The executable starts with the service's V8 flags itself (sea-config.json's execArgv, one of
+    // which Node refuses in NODE_OPTIONS), whoever starts it.
+    const sys = await run(['system', '--json']);
+    assert.equal(sys.code, 0, sys.output);
+    const { execArgv } = JSON.parse(readFileSync(join(repoRoot, 'deploy', 'sea', 'sea-config.json'), 'utf8'));
+    assert.deepEqual(SystemInfo.parse(JSON.parse(sys.output)).service.execArgv, execArgv);
   });
 
   it('powerplan.exe serve answers /docs, its assets and the status page with 200', async () => {
