@@ -109,6 +109,9 @@ export const ansibleEnv = (dir: string): NodeJS.ProcessEnv => ({
   ANSIBLE_CONFIG: join(ansibleDir, 'ansible.cfg'),
   ANSIBLE_COLLECTIONS_PATH: join(dir, 'collections'),
   ANSIBLE_LOCAL_TEMP: join(dir, 'ansible-tmp'),
+  // The "remote" (local) side's temporary files too: a user without a home of its own (nobody's is
+  // /nonexistent) cannot make ~/.ansible/tmp.
+  ANSIBLE_REMOTE_TMP: join(dir, 'ansible-remote-tmp'),
   ANSIBLE_NOCOLOR: '1',
   ANSIBLE_FORCE_COLOR: '0',
   ANSIBLE_STDOUT_CALLBACK: 'default',
