@@ -55,17 +55,21 @@ describe('live holds are capped', () => {
     assert.equal(first!.details?.maxHolds, 100);
     const list = await h.app.request('http://127.0.0.1/v1/holds', { headers: bearer(h.tokens.read) });
     assert.equal(((await list.json()) as { holds: unknown[] }).holds.length, 100);
-    // The refusals were audited, within the cap: 10 records and a summary of the rest.
+    // The refusals were audited, within the cap: 10 records a minute and a summary of the rest
+    // (on a slow machine the 3,000 requests may span more than one minute).
     await h.t.deps.planChange.flushRefusals();
     const records = (await h.t.deps.store.readLines('audit.jsonl')) as {
       result: string;
       input: { count?: number };
     }[];
-    assert.equal(records.filter((r) => r.result === 'refused').length, 10);
-    assert.deepEqual(
-      records.filter((r) => r.result === 'suppressed').map((r) => r.input.count),
-      [2890],
+    const written = records.filter((r) => r.result === 'refused').length;
+    const summed = records.filter((r) => r.result === 'suppressed').map((r) => r.input.count ?? 0);
+    assert.ok(summed.length >= 1, 'a summary of the refusals left out');
+    assert.ok(
+      written >= 10 && written <= 10 * (summed.length + 1),
+      `${written} refusals written, ${summed.length} minutes`,
     );
+    assert.equal(written + summed.reduce((a, b) => a + b, 0), 2900);
   });
 
   it('a 409 that names the holds in force lists a few and counts the rest', async () => {
