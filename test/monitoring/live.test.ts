@@ -162,15 +162,26 @@ describe('monitoring kit against a real Prometheus scraping agents', { skip }, (
   });
 
   it('has the alerts of the conditions made here pending or firing', async () => {
-    const r = (await query('ALERTS')) as { metric: Record<string, string> }[];
-    const names = new Set(r.map((s) => s.metric.alertname));
-    for (const a of [
+    // An alert group evaluates on its own schedule, after the recording rules it reads: the alert
+    // becomes pending up to an evaluation (more on a loaded machine) after its expression has data.
+    const wanted = [
       'PowerPlanNotRecommended',
       'PowerPlanDrift',
       'PowerPlanChangeNotEffective',
       'PowerPlanAgentDown',
       'PowerPlanBackendDown',
-    ])
-      assert.ok(names.has(a), `${a} is pending (seen: ${[...names].join(', ')})`);
+    ];
+    let names = new Set<string>();
+    await until(
+      'every alert pending or firing',
+      async () => {
+        const r = (await query('ALERTS')) as { metric: Record<string, string> }[];
+        names = new Set(r.map((s) => s.metric.alertname));
+        return wanted.every((a) => names.has(a));
+      },
+      30_000,
+      500,
+    ).catch(() => {});
+    for (const a of wanted) assert.ok(names.has(a), `${a} is pending (seen: ${[...names].join(', ')})`);
   });
 });
