@@ -176,7 +176,7 @@ describe('monitoring kit against a real Prometheus scraping agents', { skip }, (
       'every alert pending or firing',
       async () => {
         const r = (await query('ALERTS')) as { metric: Record<string, string> }[];
-        names = new Set(r.map((s) => s.metric.alertname));
+        names = new Set(r.flatMap((s) => s.metric.alertname ?? []));
         return wanted.every((a) => names.has(a));
       },
       30_000,
