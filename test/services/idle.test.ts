@@ -1,7 +1,7 @@
 /**
  * An idle service wakes up only for work it has: no timer under a second, nothing armed at all
  * while no hold, desired plan or restore exists, the event-loop delay monitor off until someone
- * scrapes /metrics (and then at a one-second resolution), and a hold taken by another process seen
+ * scrapes /metrics (and then once a second), and a hold taken by another process seen
  * through the state directory's watcher rather than a poll. Counts of live timers, not timings.
  */
 import assert from 'node:assert/strict';
@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { buildDeps } from '../../src/deps.ts';
 import { localCaller } from '../../src/domain/scopes.ts';
 import { Schedule } from '../../src/lib/schedule.ts';
+import { EVENT_LOOP_RESOLUTION_MS } from '../../src/surfaces/http/process-metrics.ts';
 import { startHttpServer } from '../../src/surfaces/http/server.ts';
 import { testDeps } from '../support/deps.ts';
 import { until } from '../support/until.ts';
@@ -123,7 +124,7 @@ describe('an idle service', () => {
     }
   });
 
-  test('scraped: the event-loop delay monitor samples at one second, and stops with the service', async () => {
+  test('scraped: the event-loop delay sampler runs at one second, and stops with the service', async () => {
     monitors.length = 0;
     const s = await started();
     try {
@@ -133,8 +134,8 @@ describe('an idle service', () => {
       assert.match(text, /^nodejs_eventloop_lag_seconds \d/m);
       assert.match(text, /^process_cpu_seconds_total /m);
       assert.ok(
-        monitors.some((m) => m.enabled),
-        'a scrape starts the event-loop delay monitor',
+        serviceTimers().some((t) => t.kind === 'timeout' && t.ms === EVENT_LOOP_RESOLUTION_MS),
+        `a scrape starts the event-loop delay sampler:\n${describeTimers(serviceTimers())}`,
       );
       assert.ok(
         monitors.every((m) => !m.enabled || m.resolution >= 1000),
@@ -145,7 +146,9 @@ describe('an idle service', () => {
     } finally {
       await s.stop();
     }
-    assert.deepEqual(sampling(), [], 'the monitor still runs after the service stopped');
+    assert.deepEqual(sampling(), [], 'a monitor still runs after the service stopped');
+    const left = serviceTimers().filter((t) => t.ms === EVENT_LOOP_RESOLUTION_MS);
+    assert.deepEqual(left, [], `the sampler still runs after the service stopped:\n${describeTimers(left)}`);
   });
 
   test('with a desired plan enforced: one timer, at the configured interval, none under a second', async () => {

@@ -5,43 +5,45 @@
  * intervals (the 10 ms included) rather than of delays.
  *
  * The `nodejs_eventloop_lag_*` gauges keep their names and meaning (seconds of delay). They come
- * from a monitor that runs only while someone scrapes (from a scrape until SAMPLE_AFTER_SCRAPE_MS
+ * from a timer that runs only while someone scrapes (from a scrape until SAMPLE_AFTER_SCRAPE_MS
  * without one) and samples once a second: a blocked loop shows as the delay of the next sample.
  * `nodejs_eventloop_lag_seconds` is measured at the scrape itself (the time a setImmediate waits).
- * The quantiles cover the samples since the previous scrape; a scrape with no sample yet leaves
- * them without a sample rather than reporting a made-up figure.
+ * The quantiles cover the samples since the previous scrape, kept as plain numbers (at most one
+ * per second, SAMPLE_AFTER_SCRAPE_MS worth): working the seven figures out of Node's HDR histogram
+ * (monitorEventLoopDelay) walks all its buckets for each, about 0.6 ms a scrape, where a handful of
+ * samples sorts in microseconds. A scrape with no sample yet leaves them without a sample rather
+ * than reporting a made-up figure.
  */
-import perfHooks, { type IntervalHistogram } from 'node:perf_hooks';
 import { collectDefaultMetrics, Gauge, type Registry } from 'prom-client';
 
 /** How often the monitor samples while scraped: one wake-up a second. */
 export const EVENT_LOOP_RESOLUTION_MS = 1000;
 /** The monitor stops when no scrape came for this long (Prometheus scrapes every 15 s to 1 min). */
 export const SAMPLE_AFTER_SCRAPE_MS = 10 * 60_000;
+/** The most samples kept between two scrapes: the oldest go first. */
+const MAX_SAMPLES = SAMPLE_AFTER_SCRAPE_MS / EVENT_LOOP_RESOLUTION_MS;
 /** prom-client's own monitor, made harmless: the longest period a timer can have (24.8 days). */
 const NEVER_MS = 2 ** 31 - 1;
 
 const LAG = 'nodejs_eventloop_lag';
+
+/** The value at or below which p% of the sorted samples lie (nearest rank). */
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+
+type Stats = { sorted: readonly number[]; mean: number };
 const quantileGauges = [
-  ['min', 'The minimum recorded event loop delay.', (h: IntervalHistogram) => h.min],
-  ['max', 'The maximum recorded event loop delay.', (h: IntervalHistogram) => h.max],
-  ['mean', 'The mean of the recorded event loop delays.', (h: IntervalHistogram) => h.mean],
-  ['stddev', 'The standard deviation of the recorded event loop delays.', (h: IntervalHistogram) => h.stddev],
+  ['min', 'The minimum recorded event loop delay.', (s: Stats) => s.sorted[0]!],
+  ['max', 'The maximum recorded event loop delay.', (s: Stats) => s.sorted.at(-1)!],
+  ['mean', 'The mean of the recorded event loop delays.', (s: Stats) => s.mean],
   [
-    'p50',
-    'The 50th percentile of the recorded event loop delays.',
-    (h: IntervalHistogram) => h.percentile(50),
+    'stddev',
+    'The standard deviation of the recorded event loop delays.',
+    (s: Stats) => Math.sqrt(s.sorted.reduce((a, x) => a + (x - s.mean) ** 2, 0) / s.sorted.length),
   ],
-  [
-    'p90',
-    'The 90th percentile of the recorded event loop delays.',
-    (h: IntervalHistogram) => h.percentile(90),
-  ],
-  [
-    'p99',
-    'The 99th percentile of the recorded event loop delays.',
-    (h: IntervalHistogram) => h.percentile(99),
-  ],
+  ['p50', 'The 50th percentile of the recorded event loop delays.', (s: Stats) => percentile(s.sorted, 50)],
+  ['p90', 'The 90th percentile of the recorded event loop delays.', (s: Stats) => percentile(s.sorted, 90)],
+  ['p99', 'The 99th percentile of the recorded event loop delays.', (s: Stats) => percentile(s.sorted, 99)],
 ] as const;
 
 export interface ProcessMetrics {
@@ -58,28 +60,32 @@ export const registerProcessMetrics = (registry: Registry): ProcessMetrics => {
   for (const name of [`${LAG}_seconds`, ...quantileGauges.map(([q]) => `${LAG}_${q}_seconds`)])
     registry.removeSingleMetric(name);
 
-  // Looked up on the module object at call time (as prom-client does), so a test can observe it.
-  const histogram = perfHooks.monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
   let stopTimer: NodeJS.Timeout | undefined;
-  let sampling = false;
-  // The first sample after enable() measures from the enable; Node records the whole interval
-  // between two samples, so the delay is what exceeds the resolution.
-  const delaySeconds = (ns: number) => Math.max(0, ns / 1e6 - EVENT_LOOP_RESOLUTION_MS) / 1000;
+  let sampleTimer: NodeJS.Timeout | undefined;
+  /** Delays in seconds since the last scrape, oldest first. */
+  let samples: number[] = [];
+  // Each sample is how late its timer fired: the first measures from the scrape that started them.
+  const arm = () => {
+    const due = performance.now() + EVENT_LOOP_RESOLUTION_MS;
+    sampleTimer = setTimeout(() => {
+      samples.push(Math.max(0, performance.now() - due) / 1000);
+      if (samples.length > MAX_SAMPLES) samples.shift();
+      arm();
+    }, EVENT_LOOP_RESOLUTION_MS);
+    sampleTimer.unref();
+  };
 
-  /** The histogram's figures at the last scrape, for the samples since the one before. */
+  /** The figures at the last scrape, for the samples since the one before. */
   type Period = Record<(typeof quantileGauges)[number][0], number>;
   let period: Period | undefined;
   const takePeriod = () => {
     period = undefined;
-    if (histogram.count > 0) {
-      period = Object.fromEntries(
-        quantileGauges.map(([q, , read]) => [
-          q,
-          q === 'stddev' ? read(histogram) / 1e9 : delaySeconds(read(histogram)),
-        ]),
-      ) as Period;
+    if (samples.length > 0) {
+      const sorted = samples.sort((x, y) => x - y);
+      const stats = { sorted, mean: sorted.reduce((a, x) => a + x, 0) / sorted.length };
+      period = Object.fromEntries(quantileGauges.map(([q, , read]) => [q, read(stats)])) as Period;
     }
-    histogram.reset();
+    samples = [];
   };
 
   new Gauge({
@@ -104,7 +110,9 @@ export const registerProcessMetrics = (registry: Registry): ProcessMetrics => {
       registers: [registry],
       aggregator: 'average',
       collect() {
+        // reset() alone leaves a label-less gauge at 0: no sample is what "no figure" looks like.
         this.reset();
+        this.remove();
         if (period) this.set(period[q]);
       },
     });
@@ -113,19 +121,16 @@ export const registerProcessMetrics = (registry: Registry): ProcessMetrics => {
   const stop = () => {
     clearTimeout(stopTimer);
     stopTimer = undefined;
-    if (sampling) histogram.disable();
-    sampling = false;
+    clearTimeout(sampleTimer);
+    sampleTimer = undefined;
   };
   return {
     get sampling() {
-      return sampling;
+      return sampleTimer !== undefined;
     },
     scraped() {
       takePeriod();
-      if (!sampling) {
-        histogram.enable();
-        sampling = true;
-      }
+      if (sampleTimer === undefined) arm();
       clearTimeout(stopTimer);
       stopTimer = setTimeout(stop, SAMPLE_AFTER_SCRAPE_MS);
       stopTimer.unref();
