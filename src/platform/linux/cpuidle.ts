@@ -4,7 +4,7 @@
  * `power/pm_qos_resume_latency_us`), and who controls the processor (`cpufreq/bios_limit`,
  * intel_pstate `status` and `no_turbo`). Missing files read as "not exposed", never as an error.
  */
-import { open, readdir } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type Control,
@@ -14,20 +14,17 @@ import {
   NO_LATENCY_LIMIT_US,
   type PmQos,
 } from '../../domain/idle.ts';
-import { readAttr, type SysfsState } from './sysfs.ts';
+import { entries, readAttr, type SysfsState } from './sysfs.ts';
 
 const int = (s: string | null): number | null => (s !== null && /^\d+$/.test(s) ? Number(s) : null);
 
 const numbered = async (dir: string, prefix: string): Promise<number[]> => {
-  try {
-    return (await readdir(dir))
-      .map((n) => new RegExp(`^${prefix}(\\d+)$`).exec(n)?.[1])
-      .filter((n): n is string => n !== undefined)
-      .map(Number)
-      .sort((a, b) => a - b);
-  } catch {
-    return [];
-  }
+  const name = new RegExp(`^${prefix}(\\d+)$`);
+  return entries(dir)
+    .map((n) => name.exec(n)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b);
 };
 
 interface RawState {
@@ -77,15 +74,16 @@ export const parseDmaLatency = (bytes: Buffer): number | null => {
   return null;
 };
 
+/** Read synchronously, like readAttr: a character device answered from memory. */
 const readDmaLatency = async (path: string): Promise<number | null> => {
   try {
-    const fh = await open(path, 'r');
+    const fd = openSync(path, 'r');
     try {
       const buf = Buffer.alloc(16);
-      const { bytesRead } = await fh.read(buf, 0, 16, null);
+      const bytesRead = readSync(fd, buf, 0, 16, null);
       return parseDmaLatency(buf.subarray(0, bytesRead));
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
   } catch {
     return null;

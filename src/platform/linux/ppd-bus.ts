@@ -5,10 +5,10 @@
  * replaced by tuned-ppd). The name since 0.20, org.freedesktop.UPower.PowerProfiles, is asked
  * first, then the older net.hadess.PowerProfiles. Calls never start a daemon (NO_AUTO_START).
  */
-import { access } from 'node:fs/promises';
 import { DBusConnection } from '../../lib/dbus-connection.ts';
 import type { Message } from '../../lib/dbus-wire.ts';
 import type { PpdProfile } from './parsers.ts';
+import { present } from './sysfs.ts';
 
 export const PPD_NAMES = [
   { name: 'org.freedesktop.UPower.PowerProfiles', path: '/org/freedesktop/UPower/PowerProfiles' },
@@ -65,16 +65,7 @@ export class PpdBus {
 
   /** Whether the daemon's package is installed (its D-Bus service file exists). */
   async installed(): Promise<boolean> {
-    for (const f of this.#paths.installed) {
-      if (
-        await access(f).then(
-          () => true,
-          () => false,
-        )
-      )
-        return true;
-    }
-    return false;
+    return this.#paths.installed.some(present);
   }
 
   #connect(): Promise<DBusConnection> {

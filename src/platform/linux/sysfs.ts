@@ -3,8 +3,8 @@
  * it) and writes governor / EPP values back. A missing file means "not exposed here" and reads as
  * null, never as an error: most VMs have no cpufreq at all and many drivers lack EPP or boost.
  */
-import { constants, readFileSync } from 'node:fs';
-import { access, readdir, writeFile } from 'node:fs/promises';
+import { constants, readdirSync, readFileSync, statSync } from 'node:fs';
+import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** The cpufreq view of one CPU; frequencies in kHz as the kernel reports them. */
@@ -69,6 +69,28 @@ export const readAttr = async (path: string): Promise<string | null> => {
   }
 };
 
+/**
+ * Whether a sysfs, procfs or configuration path exists, asked as readAttr reads: synchronously,
+ * and without the exception a missing path costs an asynchronous check (most of sysfs is absent
+ * on a given machine: no cpufreq in a VM, no EPP on acpi-cpufreq).
+ */
+export const present = (path: string): boolean => {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
+};
+
+/** A directory's entries, as readAttr reads (synchronously); none when it is absent or unreadable. */
+export const entries = (dir: string): string[] => {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+};
+
 const words = (s: string | null): string[] => (s ? s.split(/\s+/).filter(Boolean) : []);
 
 const int = (s: string | null): number | null => {
@@ -112,13 +134,7 @@ const readCpu = async (cpu: number, dir: string): Promise<CpuFreq> => {
 
 /** Online CPUs that have a cpufreq directory, in CPU order. */
 const readCpus = async (root: string): Promise<CpuFreq[]> => {
-  let names: string[];
-  try {
-    names = await readdir(cpuDir(root));
-  } catch {
-    return [];
-  }
-  const ids = names
+  const ids = entries(cpuDir(root))
     .map((n) => /^cpu(\d+)$/.exec(n)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(Number)
@@ -129,11 +145,7 @@ const readCpus = async (root: string): Promise<CpuFreq[]> => {
       // An offline CPU keeps its directory but answers nothing useful; cpu0 often has no `online` file.
       if ((await readAttr(join(base, 'online'))) === '0') return null;
       const dir = join(base, 'cpufreq');
-      const hasCpufreq = await access(dir).then(
-        () => true,
-        () => false,
-      );
-      return hasCpufreq ? readCpu(id, dir) : null;
+      return present(dir) ? readCpu(id, dir) : null;
     }),
   );
   return cpus.filter((c): c is CpuFreq => c !== null);

@@ -7,10 +7,10 @@
  * from [main] summary=). The small files are read at every call (a change by any tool is seen at
  * the next read); the profile list is kept while the load directories' mtimes stay the same.
  */
-import { readFileSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TunedProfile } from './parsers.ts';
+import { entries, present } from './sysfs.ts';
 
 export interface TunedPaths {
   /** /etc/tuned: active_profile, post_loaded_profile, profile_mode, tuned-main.conf. */
@@ -47,12 +47,6 @@ const text = async (path: string): Promise<string | null> => {
   }
 };
 
-const exists = (path: string): Promise<boolean> =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
-
 /** Whether the pid file names a live process whose command line is tuned's. */
 const daemonRuns = async (paths: TunedPaths): Promise<boolean> => {
   const pid = Number((await text(paths.pidFile))?.trim());
@@ -64,7 +58,7 @@ const daemonRuns = async (paths: TunedPaths): Promise<boolean> => {
 
 export const readTunedState = async (paths: TunedPaths): Promise<TunedAnswer> => {
   const [main, running, active, post, mode] = await Promise.all([
-    exists(join(paths.etcDir, 'tuned-main.conf')),
+    present(join(paths.etcDir, 'tuned-main.conf')),
     daemonRuns(paths),
     text(join(paths.etcDir, 'active_profile')),
     text(join(paths.etcDir, 'post_loaded_profile')),
@@ -108,7 +102,7 @@ export class TunedProfiles {
   async #load(): Promise<TunedProfile[]> {
     const found = new Map<string, string>();
     for (const dir of this.#dirs) {
-      const names = await readdir(dir).catch(() => [] as string[]);
+      const names = entries(dir);
       await Promise.all(
         names.map(async (name) => {
           const conf = await text(join(dir, name, 'tuned.conf'));
@@ -122,15 +116,17 @@ export class TunedProfiles {
   }
 
   async list(): Promise<TunedProfile[]> {
-    const stamps = await Promise.all(
-      this.#dirs.map((d) =>
-        stat(d).then(
-          (s) => `${s.ino}:${s.mtimeMs}`,
-          () => '-',
-        ),
-      ),
-    );
-    const key = stamps.join('|');
+    // Synchronous like the files themselves: a stat of a directory tuned-adm would list.
+    const key = this.#dirs
+      .map((d) => {
+        try {
+          const s = statSync(d, { throwIfNoEntry: false });
+          return s ? `${s.ino}:${s.mtimeMs}` : '-';
+        } catch {
+          return '-';
+        }
+      })
+      .join('|');
     if (key !== this.#key || !this.#list) {
       this.#key = key;
       this.#list = this.#load();
