@@ -75,5 +75,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["node", "deploy/container/healthcheck.mjs"]
 # The V8 flags of every start of the service (docs/PERFORMANCE.md, "V8 flags"): a small young and
 # old generation keep the resident memory near 75 MiB under load.
-ENTRYPOINT ["node", "--max-semi-space-size=1", "--max-old-space-size=128", "--no-memory-reducer", "bin/powerplan.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--max-old-space-size=128", "--no-memory-reducer", "--single-threaded", "bin/powerplan.js"]
 CMD ["serve"]

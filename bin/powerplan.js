@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=1 --max-old-space-size=128 --no-memory-reducer
+#!/usr/bin/env -S node --max-semi-space-size=1 --max-old-space-size=128 --no-memory-reducer --single-threaded
 // The `powerplan` command. Runs the bundle in dist/ (built by `npm install` / `npm run build`, see
 // scripts/build.mjs) while it is up to date, because compiling the TypeScript sources with tsx's
 // loader costs most of a second at every start; runs the sources through tsx otherwise (no build,

@@ -16,7 +16,8 @@
  * Goal: powerplan's CPU per scrape <= the exporter's.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { v8Flags } from '../scripts/lib/start-points.mjs';
 import { missing, type Namespace, startNamespace } from '../test/platform/linux/real-daemons.ts';
@@ -53,6 +54,12 @@ const builds = [
   { name: 'after (this checkout)', repo: repoRoot },
 ];
 
+/** A checkout's own V8 flags (deploy/v8-flags.json); this checkout's for one that has none. */
+const flagsOf = (repo: string): string[] => {
+  const file = join(repo, 'deploy', 'v8-flags.json');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { flags: string[] }).flags : v8Flags();
+};
+
 /** The shell line that prints a process's /proc/<pid>/stat, then every thread's schedstat. */
 const cpuScript = (pid: number) => `cat /proc/${pid}/stat; cat /proc/${pid}/task/*/schedstat`;
 
@@ -74,8 +81,8 @@ try {
   ns = await startNamespace('both', {
     repos: builds.map((b) => b.repo),
     env: { POWERPLAN_DESIRED_INTERVAL: '60' },
-    // Started as the product starts it, both builds alike.
-    nodeArgs: v8Flags(),
+    // Each build started as it starts itself: with the V8 flags of its own deploy/v8-flags.json.
+    nodeArgsPerRepo: builds.map((b) => flagsOf(b.repo)),
   });
   const exporterUrl = `http://127.0.0.1:${values.port}`;
   exporter = spawn(values.exporter, [`--web.listen-address=127.0.0.1:${values.port}`], { stdio: 'ignore' });
@@ -105,6 +112,7 @@ try {
     return series;
   };
   const owner = await ns.api<{ owner: string; plan: { id: string } | null }>('GET', '/v1/plans/active');
+  for (const b of builds) console.log(`${b.name}: node ${flagsOf(b.repo).join(' ')}`);
   console.log(
     `Owner seen by the service: ${owner.owner} (${owner.plan?.id ?? 'no plan'}); ${scrapes} scrapes ${interval} s apart.\n`,
   );

@@ -13,10 +13,10 @@ import { nodeOptionsFlags, startPoints, v8Flags } from '../../scripts/lib/start-
 describe('V8 flags at every start point', () => {
   const flags = v8Flags();
 
-  it('the source of truth names a young and an old generation size, and no memory reducer', () => {
+  it('the source of truth names a young and an old generation size, no memory reducer, no helper threads', () => {
     assert.deepEqual(
       flags.map((f) => f.split('=')[0]),
-      ['--max-semi-space-size', '--max-old-space-size', '--no-memory-reducer'],
+      ['--max-semi-space-size', '--max-old-space-size', '--no-memory-reducer', '--single-threaded'],
     );
   });
 
@@ -26,10 +26,10 @@ describe('V8 flags at every start point', () => {
     });
   }
 
-  it('NODE_OPTIONS carries all Node.js allows there: the one it leaves out is refused by node', () => {
+  it('NODE_OPTIONS carries all Node.js allows there: those it leaves out are refused by node', () => {
     const allowed = nodeOptionsFlags();
     const left = flags.filter((f) => !allowed.includes(f));
-    assert.deepEqual(left, ['--no-memory-reducer']);
+    assert.deepEqual(left, ['--no-memory-reducer', '--single-threaded']);
     const ok = spawnSync(process.execPath, ['-e', '0'], {
       encoding: 'utf8',
       env: { ...process.env, NODE_OPTIONS: allowed.join(' ') },

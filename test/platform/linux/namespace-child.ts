@@ -9,7 +9,7 @@
  * Protocol: argv[2] is `tuned`, `power-profiles-daemon` or `both`, argv[3] a scratch dir outside
  * the namespace's tmpfs mounts, argv[4] optionally JSON `{"repos":[...],"env":{...}}`: the
  * checkouts whose `powerplan serve` to start (default this one), extra environment and node
- * arguments (`nodeArgs`, e.g. the V8 flags) for them. It
+ * arguments (`nodeArgs`, e.g. the V8 flags, or `nodeArgsPerRepo`, one list per checkout) for them. It
  * prints one JSON line `{"ready":true,"url":...,"servers":[{"url","pid"}]}` (or `{"error":...}`), then answers JSON lines on stdin: `{"id":1,"run":["tuned-adm","active"]}` ->
  * `{"id":1,"code":0,"stdout":"...","stderr":"..."}`. When stdin closes it exits, and with it, as
  * the namespace's first process, everything it started.
@@ -28,6 +28,7 @@ const options = JSON.parse(process.argv[4] ?? '{}') as {
   repos?: string[];
   env?: Record<string, string>;
   nodeArgs?: string[];
+  nodeArgsPerRepo?: string[][];
 };
 const repos = options.repos ?? [resolve(import.meta.dirname, '../../..')];
 const children: ChildProcess[] = [];
@@ -121,7 +122,8 @@ const setUp = async (): Promise<{ url: string; pid: number }[]> => {
 
   const servers: { url: string; pid: number }[] = [];
   for (const [i, repo] of repos.entries()) {
-    const args = [...(options.nodeArgs ?? []), join(repo, 'bin', 'powerplan.js'), 'serve'];
+    const nodeArgs = options.nodeArgsPerRepo?.[i] ?? options.nodeArgs ?? [];
+    const args = [...nodeArgs, join(repo, 'bin', 'powerplan.js'), 'serve'];
     const server = await startServing(process.execPath, args, {
       env: {
         ...env,

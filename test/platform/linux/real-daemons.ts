@@ -67,6 +67,8 @@ export interface NamespaceOptions {
   env?: Record<string, string>;
   /** node arguments before the bin (the V8 flags). */
   nodeArgs?: string[];
+  /** The same for each checkout of `repos` in turn (each started with its own V8 flags); before nodeArgs. */
+  nodeArgsPerRepo?: string[][];
 }
 
 export const startNamespace = async (daemon: Daemon, options: NamespaceOptions = {}): Promise<Namespace> => {
