@@ -15,13 +15,19 @@ import { until } from '../support/until.ts';
 const activeVia = async (server: ServerProcess) =>
   ActivePlan.parse(await (await fetch(`${server.url}/v1/plans/active`)).json()).plan?.id;
 
-/** Starts a comparison whose second plan settles for a minute: long enough to be interrupted. */
+/**
+ * Starts a comparison whose second plan settles for a minute: long enough to be interrupted. The
+ * promise settles with the answer's status and body, or the error that ended the request.
+ */
 const startComparison = (server: ServerProcess) =>
   fetch(`${server.url}/v1/comparisons`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...server.asAdmin },
     body: JSON.stringify({ settleMs: 60_000, threads: 1, idleGapsMs: [20], force: true }),
-  }).catch((e: unknown) => e);
+  }).then(
+    async (r) => `${r.status} ${await r.text()}`,
+    (e: unknown) => String(e),
+  );
 
 describe('comparison restore across process ends', () => {
   const t = depsPerBlock();
@@ -33,10 +39,22 @@ describe('comparison restore across process ends', () => {
   const midComparison = async () => {
     const server = await startServer(t.env);
     const request = startComparison(server);
-    await until(
+    // The first plan's benchmark runs before the switch: on a loaded machine that takes a while.
+    let answered: string | undefined;
+    void request.then((a) => {
+      answered = a;
+    });
+    const seen = await until(
       'the comparison switched to High performance',
-      async () => (await activeVia(server)) === SCHEME.highPerformance,
-      60_000,
+      async () =>
+        answered !== undefined ? 'ended' : (await activeVia(server)) === SCHEME.highPerformance && 'switched',
+      150_000,
+      200,
+    ).catch((e: unknown) => String(e));
+    assert.equal(
+      seen,
+      'switched',
+      `${seen}: ${answered ?? ''}\nserver output:\n${server.output().slice(-3000)}`,
     );
     assert.equal(existsSync(journal()), true);
     return { server, request };

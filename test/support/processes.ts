@@ -33,6 +33,8 @@ export interface ServerProcess {
   asAdmin: { authorization: string };
   child: ChildProcess;
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+  /** What the server printed so far (stdout and stderr), for failure messages. */
+  output: () => string;
 }
 
 /** Starts `powerplan serve` on a free port and resolves once it listens. */
@@ -51,5 +53,6 @@ export const startServer = async (
     asAdmin: { authorization: `Bearer ${admin}` },
     child: served.child,
     stop: served.stop,
+    output: served.output,
   };
 };
