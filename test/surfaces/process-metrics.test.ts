@@ -24,23 +24,35 @@ describe('event-loop delay gauges', () => {
       assert.equal(m.sampling, true);
       let text = await registry.metrics();
       assert.equal(value(text, 'nodejs_eventloop_lag_max_seconds'), undefined, 'a figure without a sample');
-      // Busy for 400 ms just before the first sample is due: it fires about 400 ms late.
-      await sleep(EVENT_LOOP_RESOLUTION_MS - 100);
-      const until = performance.now() + 400;
+      // Busy for longer than a period: the timer due in it fires at least 400 ms late, however
+      // the sleeps around it stretch on a loaded machine.
+      await sleep(50);
+      const until = performance.now() + EVENT_LOOP_RESOLUTION_MS + 400;
       while (performance.now() < until);
-      await sleep(EVENT_LOOP_RESOLUTION_MS + 200); // the second sample, on time
+      await sleep(50); // the late timer runs and keeps its sample
       m.scraped();
       text = await registry.metrics();
-      const max = value(text, 'nodejs_eventloop_lag_max_seconds')!;
-      const min = value(text, 'nodejs_eventloop_lag_min_seconds')!;
-      const p99 = value(text, 'nodejs_eventloop_lag_p99_seconds')!;
-      const mean = value(text, 'nodejs_eventloop_lag_mean_seconds')!;
-      const stddev = value(text, 'nodejs_eventloop_lag_stddev_seconds')!;
-      assert.ok(max >= 0.25 && max < 2, `max ${max} s after a 400-ms block`);
-      assert.ok(min >= 0 && min < max, `min ${min} s, max ${max} s`);
-      assert.equal(p99, max, 'p99 of two samples is the larger');
-      assert.ok(Math.abs(mean - (min + max) / 2) < 1e-9, `mean ${mean} of ${min} and ${max}`);
-      assert.ok(Math.abs(stddev - (max - min) / 2) < 1e-9, `stddev ${stddev} of ${min} and ${max}`);
+      const [min, max, mean, stddev, p50, p90, p99] = [
+        'min',
+        'max',
+        'mean',
+        'stddev',
+        'p50',
+        'p90',
+        'p99',
+      ].map((q) => value(text, `nodejs_eventloop_lag_${q}_seconds`)!) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
+      assert.ok(max >= 0.35 && max < 5, `max ${max} s after a block of a period and 400 ms`);
+      assert.ok(min >= 0 && min <= mean && mean <= max, `min ${min}, mean ${mean}, max ${max}`);
+      assert.ok(min <= p50 && p50 <= p90 && p90 <= p99 && p99 <= max, `p50 ${p50}, p90 ${p90}, p99 ${p99}`);
+      assert.ok(stddev >= 0 && stddev <= (max - min) / 2 + 1e-9, `stddev ${stddev} within [${min}, ${max}]`);
       // Straight away again: nothing sampled since, no figures.
       m.scraped();
       text = await registry.metrics();
