@@ -23,7 +23,8 @@ import {
 } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import yazl from 'yazl';
-import { buildSea, bundleSeaMain, seaAssets, serviceExecArgv, thirdPartyNotices } from './windows/sea.mjs';
+import { serviceExecArgv } from './lib/start-points.mjs';
+import { buildSea, bundleSeaMain, seaAssets, thirdPartyNotices } from './windows/sea.mjs';
 import { PINNED, pinned, sha256 } from './windows/toolchain.mjs';
 
 const root = resolve(import.meta.dirname, '..');

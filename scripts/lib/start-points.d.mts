@@ -8,4 +8,5 @@ export interface StartPoint {
 }
 export function v8Flags(): string[];
 export function nodeOptionsFlags(): string[];
+export function serviceExecArgv(): string[];
 export function startPoints(): StartPoint[];

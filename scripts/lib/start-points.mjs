@@ -17,6 +17,9 @@ export const nodeOptionsFlags = () => {
   return v8Flags().filter((f) => !refused.has(f));
 };
 
+/** The Node.js options the service's executables start with: deploy/sea/sea-config.json's execArgv. */
+export const serviceExecArgv = () => JSON.parse(read('deploy/sea/sea-config.json')).execArgv ?? [];
+
 /**
  * [{ name, file, flags, expected, run }]: `expected` the flags it must carry; `run` is { command, args, env? } to start it here (from the
  * repository), or null where it needs another system (the Windows executable).
@@ -31,7 +34,7 @@ export const startPoints = () => {
   const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(docker)?.[1] ?? '[]');
   const winsw = read('deploy/windows/powerplan-service.xml');
   const nodeOptions = /<env name="NODE_OPTIONS" value="([^"]*)"/.exec(winsw)?.[1] ?? '';
-  const sea = JSON.parse(read('deploy/sea/sea-config.json')).execArgv ?? [];
+  const sea = serviceExecArgv();
   const nodeArgs = (words) => {
     const i = words.findIndex((w) => /(^|\/)node$/.test(w));
     return words.slice(i + 1).map((w) => (w.endsWith('bin/powerplan.js') ? bin : w));

@@ -40,11 +40,6 @@ const windowsNode = (nodeExe, args, cwd, prefix) => {
 };
 
 /** Makes `out` running `mainScript` (CommonJS, self-contained) on `nodeExe` (node.exe or node). */
-/** The Node.js options the service's executables start with: deploy/sea/sea-config.json's execArgv. */
-export const serviceExecArgv = () =>
-  JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'deploy', 'sea', 'sea-config.json'), 'utf8'))
-    .execArgv;
-
 /** `execArgv`: the Node.js options the executable starts with (none for the test stand-ins). */
 export const buildSea = async ({ nodeExe, mainScript, out, prefix, execArgv = [] }) => {
   const work = mkdtempSync(join(tmpdir(), 'powerplan-sea-'));

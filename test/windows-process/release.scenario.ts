@@ -15,12 +15,12 @@ import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, unlinkSync, wr
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { listeningUrl } from '../../scripts/lib/serve.mjs';
+import { serviceExecArgv } from '../../scripts/lib/start-points.mjs';
 import { linkStandins } from '../../scripts/windows/standins.mjs';
 import { openPrefix, winPath } from '../../scripts/windows/wine.mjs';
 import { ActivePlan, SystemInfo } from '../../src/domain/schemas.ts';
 import { version } from '../../src/version.ts';
 import { SCHEME, stockState } from '../emulators/win-emu-state.mjs';
-import { repoRoot } from '../support/deps.ts';
 import { until } from '../support/until.ts';
 
 const standinExe = process.env.POWERPLAN_TEST_STANDIN_EXE;
@@ -103,8 +103,7 @@ describe('the Windows release, unpacked, as Windows processes', { concurrency: f
     // which Node refuses in NODE_OPTIONS), whoever starts it.
     const sys = await run(['system', '--json']);
     assert.equal(sys.code, 0, sys.output);
-    const { execArgv } = JSON.parse(readFileSync(join(repoRoot, 'deploy', 'sea', 'sea-config.json'), 'utf8'));
-    assert.deepEqual(SystemInfo.parse(JSON.parse(sys.output)).service.execArgv, execArgv);
+    assert.deepEqual(SystemInfo.parse(JSON.parse(sys.output)).service.execArgv, serviceExecArgv());
   });
 
   it('powerplan.exe serve answers /docs, its assets and the status page with 200', async () => {
