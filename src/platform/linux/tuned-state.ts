@@ -7,10 +7,11 @@
  * from [main] summary=). The small files are read at every call (a change by any tool is seen at
  * the next read); the profile list is kept while the load directories' mtimes stay the same.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TunedProfile } from './parsers.ts';
-import { entries, present } from './sysfs.ts';
+// tuned's small files (a name, a pid, a profile) are read as sysfs attributes are: synchronously, trimmed.
+import { entries, present, readAttr as text } from './sysfs.ts';
 
 export interface TunedPaths {
   /** /etc/tuned: active_profile, post_loaded_profile, profile_mode, tuned-main.conf. */
@@ -37,15 +38,6 @@ export interface TunedAnswer {
   active: string | null;
   mode: 'auto' | 'manual' | null;
 }
-
-/** A small file of tuned's (a name, a pid), read synchronously like sysfs.ts readAttr: cheaper than a thread-pool round trip. */
-const text = async (path: string): Promise<string | null> => {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
-};
 
 /** Whether the pid file names a live process whose command line is tuned's. */
 const daemonRuns = async (paths: TunedPaths): Promise<boolean> => {
