@@ -8,6 +8,12 @@
  * per request much less.
  *
  *   npm run perf:api -- [--seconds 5] [--rounds 2] [--connections 50] [--backends simulated,windows]
+ *                       [--v8-flags service|none]
+ *
+ * The server runs with the V8 flags the service ships with (deploy/v8-flags.json: a 1-MiB young
+ * generation, garbage collected on the service's own thread), unless `--v8-flags none` gives it
+ * V8's defaults; both routes run in the same process, so the flags weigh on each by what it
+ * allocates.
  *
  * Goals, as ratios to the bare route in the same run: `/healthz` (every middleware, a trivial
  * handler) >= 0.80 of its throughput, `GET /v1/plans/active` >= 0.50; the API p99 stays under 10 ms.
@@ -16,6 +22,7 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { v8Flags } from '../scripts/lib/start-points.mjs';
 import { footer, header, median, verdict } from './lib/machine.ts';
 import { measureMcpVsRest, printMcpVsRest } from './lib/mcp-load.ts';
 import {
@@ -34,15 +41,21 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
     backends: { type: 'string', default: 'simulated,windows' },
+    'v8-flags': { type: 'string', default: 'service' },
   },
 });
+if (values['v8-flags'] !== 'service' && values['v8-flags'] !== 'none')
+  throw new Error(`--v8-flags: service or none, not ${values['v8-flags']}`);
+/** The server's node options before its script. */
+const nodeFlags: string[] = values['v8-flags'] === 'service' ? v8Flags() : [];
 const seconds = Number(values.seconds);
 const rounds = Math.max(1, Math.trunc(Number(values.rounds)));
 const connections = Number(values.connections);
 
 header('API overhead: GET /v1/plans/active against a bare Hono route in the same process');
 console.log(
-  `autocannon -c ${connections} -d ${seconds} from its own process; ${rounds} alternating rounds\n`,
+  `autocannon -c ${connections} -d ${seconds} from its own process; ${rounds} alternating rounds; ` +
+    `server V8 flags: ${nodeFlags.length ? `the service's (${nodeFlags.join(' ')})` : "V8's defaults"}\n`,
 );
 
 type Measured = LoadResult & { cpuUsPerRequest: number };
@@ -58,6 +71,7 @@ interface Row {
 const rows: Row[] = [];
 for (const backend of values.backends.split(',')) {
   const server = await startProcess([
+    ...nodeFlags,
     '--import',
     'tsx',
     join(repoRoot, 'perf', 'server.ts'),
@@ -128,7 +142,7 @@ for (const r of rows) {
 // MCP over HTTP against REST: the same operation on the same server, simulated backend.
 {
   const mcpConnections = 20;
-  const server = await startProcess(['--import', 'tsx', join(repoRoot, 'perf', 'server.ts')]);
+  const server = await startProcess([...nodeFlags, '--import', 'tsx', join(repoRoot, 'perf', 'server.ts')]);
   try {
     const m = await measureMcpVsRest(server.url, server.child.pid!, {
       connections: mcpConnections,
