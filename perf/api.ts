@@ -8,11 +8,11 @@
  * per request much less.
  *
  *   npm run perf:api -- [--seconds 5] [--rounds 2] [--connections 50] [--backends simulated,windows]
- *                       [--v8-flags service|none]
+ *                       [--v8-flags service|none|'<flags>']
  *
  * The server runs with the V8 flags the service ships with (deploy/v8-flags.json: a 1-MiB young
  * generation, garbage collected on the service's own thread), unless `--v8-flags none` gives it
- * V8's defaults; both routes run in the same process, so the flags weigh on each by what it
+ * V8's defaults or `--v8-flags '--max-semi-space-size=4 ...'` other flags; both routes run in the same process, so the flags weigh on each by what it
  * allocates.
  *
  * Goals, as ratios to the bare route in the same run: `/healthz` (every middleware, a trivial
@@ -44,10 +44,17 @@ const { values } = parseArgs({
     'v8-flags': { type: 'string', default: 'service' },
   },
 });
-if (values['v8-flags'] !== 'service' && values['v8-flags'] !== 'none')
-  throw new Error(`--v8-flags: service or none, not ${values['v8-flags']}`);
 /** The server's node options before its script. */
-const nodeFlags: string[] = values['v8-flags'] === 'service' ? v8Flags() : [];
+const nodeFlags: string[] =
+  values['v8-flags'] === 'service'
+    ? v8Flags()
+    : values['v8-flags'] === 'none'
+      ? []
+      : values['v8-flags'].startsWith('--')
+        ? values['v8-flags'].split(/\s+/)
+        : (() => {
+            throw new Error(`--v8-flags: service, none or the flags themselves, not ${values['v8-flags']}`);
+          })();
 const seconds = Number(values.seconds);
 const rounds = Math.max(1, Math.trunc(Number(values.rounds)));
 const connections = Number(values.connections);
@@ -55,7 +62,7 @@ const connections = Number(values.connections);
 header('API overhead: GET /v1/plans/active against a bare Hono route in the same process');
 console.log(
   `autocannon -c ${connections} -d ${seconds} from its own process; ${rounds} alternating rounds; ` +
-    `server V8 flags: ${nodeFlags.length ? `the service's (${nodeFlags.join(' ')})` : "V8's defaults"}\n`,
+    `server V8 flags: ${nodeFlags.length ? nodeFlags.join(' ') : "V8's defaults"}${values['v8-flags'] === 'service' ? " (the service's, deploy/v8-flags.json)" : ''}\n`,
 );
 
 type Measured = LoadResult & { cpuUsPerRequest: number };
