@@ -26,14 +26,12 @@ export const loadState = () => {
 export const saveState = (state) => writeFileSync(statePath, JSON.stringify(state));
 
 /**
- * The key of a path in the state: its device, inode and creation time, so that, as on Windows, the
- * security descriptor stays with the file or directory when it is renamed, and a new one made
- * where a removed one was does not get its descriptor: ext4 hands a freed inode number straight to
- * the next directory made (seen through Wine as well), the creation time differs.
+ * The key of a path in the state: its device and inode, so that, as on Windows, the security
+ * descriptor stays with the file or directory when it is renamed.
  */
 export const keyOf = (path) => {
   const s = statSync(path);
-  return `${s.dev}:${s.ino}:${s.birthtimeMs}`;
+  return `${s.dev}:${s.ino}`;
 };
 
 /** The entries of a DACL, each without its outer parentheses; a condition's own ones are kept. */

@@ -100,16 +100,6 @@ describe('Windows ACL of the state directory and token file (icacls emulator)', 
     assert.deepEqual(await readOwners([stateDir], options()), ['BA']);
   });
 
-  it('the emulator: a folder made where a fixed one was removed has the inherited DACL again, as on Windows (ext4 reuses the inode number)', async () => {
-    const path = join(dir, 'made-again');
-    mkdirSync(path);
-    await plant(path, 'D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)');
-    assert.equal(await readDacl(path, options()), 'D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)');
-    await rm(path, { recursive: true });
-    mkdirSync(path);
-    assert.deepEqual(writersBeyondAdmins(await readDacl(path, options())), ['BU']);
-  });
-
   it('refused: an existing state directory or token file that Users can write stops the start, naming the fix', async () => {
     const stateDir = join(dir, 'planted');
     mkdirSync(stateDir);
