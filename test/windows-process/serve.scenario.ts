@@ -255,6 +255,9 @@ describe('powerplan as Windows processes, called over loopback', { concurrency: 
     emulate('en-US', 437);
     const open = join(work, 'open-state');
     mkdirSync(open); // made by someone else: inherits the DACL that lets Users write
+    // As on Windows, where a new folder inherits: the ACL emulator keys a path by its inode, which
+    // ext4 may hand on from a folder an earlier test removed, with that folder's fixed DACL.
+    assert.equal(wine.run(standins.icacls, [winPath(open), '/reset']).status, 0);
     const refused = await cli(['active'], open);
     assert.equal(refused.code, 2, refused.output);
     // The fix is a few icacls commands (owner, then ACL), each on its own line, run in order.
