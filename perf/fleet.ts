@@ -8,7 +8,7 @@
  *    installed, with the V8 flags of its #! line) against a fleet file naming that Prometheus:
  *    wall time, the CLI's CPU time and peak resident memory (`/usr/bin/time`),
  *    Prometheus' CPU time for the same call, and the answer checked host by host. Then the same
- *    status from a running `powerplan serve` (with the V8 flags of `npm start`), its peak memory.
+ *    status from a running `powerplan serve` (the bin, with the V8 flags of its #! line), its peak memory.
  * 2. The fan-out over 50 live agents in this process (real HTTP servers on loopback, port 0,
  *    simulated backend, each with its own state directory and token file), a fleet file naming
  *    them, and `get_fleet_status` through a fresh fleet service per round (no cached answer, new
@@ -26,11 +26,13 @@
  * status of 50 agents in under 1.5 s.
  */
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { startServing } from '../scripts/lib/serve.mjs';
 import { loadConfig } from '../src/config.ts';
 import { buildDeps } from '../src/deps.ts';
 import { FleetHostStatus, FleetStatus } from '../src/domain/fleet.ts';
@@ -41,7 +43,7 @@ import { startHttpServer } from '../src/surfaces/http/server.ts';
 import { startPrometheus } from '../test/support/prometheus.ts';
 import { createBlocks, simHost, writeOpenMetrics } from './lib/fleet-sim.ts';
 import { footer, header, loadAverage, median, verdict } from './lib/machine.ts';
-import { cpuMs, repoRoot, startProcess } from './lib/processes.ts';
+import { cpuMs, repoRoot } from './lib/processes.ts';
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +59,16 @@ const { values } = parseArgs({
 /** The trees measured: this one, and the earlier checkout when given. */
 const trees = [
   { label: 'after', root: repoRoot, all: ['--all'] },
-  ...(values.before ? [{ label: 'before', root: values.before, all: [] as string[] }] : []),
+  // An earlier version that pages its answers (it has src/operations/fleet-page.ts) is asked for every page.
+  ...(values.before
+    ? [
+        {
+          label: 'before',
+          root: values.before,
+          all: existsSync(join(values.before, 'src', 'operations', 'fleet-page.ts')) ? ['--all'] : [],
+        },
+      ]
+    : []),
 ];
 type Tree = (typeof trees)[number];
 const count = Number(values.hosts);
@@ -231,15 +242,8 @@ printTable(
     return `| ${tree.label} | ${(m.bytes / 1024).toFixed(1)} KB | ${m.hosts} | ${verdict(m.bytes / 1024, 100, ' KB')} |`;
   }),
 );
-// The same status from a running service (a portal's or the page's call), with the V8 flags
-// `npm start` and the service units give it: wall time and the service's peak resident memory.
-const startFlags = (
-  JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  }
-).scripts.start
-  .split(/\s+/)
-  .filter((w) => w.startsWith('--max-'));
+// The same status from a running service (a portal's or the page's call), started as an installed
+// `powerplan serve`: the bin itself, with the V8 flags of its #! line (those of every start point).
 /** Every page of GET /v1/fleet/status, joined (an earlier version answers all in one), and when the first came. */
 const allPages = async (url: string): Promise<{ status: FleetStatus; firstMs: number }> => {
   const started = performance.now();
@@ -256,19 +260,23 @@ const allPages = async (url: string): Promise<{ status: FleetStatus; firstMs: nu
 };
 const servedRuns = new Map<string, { warm: number[]; first: number[]; peakMiB: number; queries: number }>();
 for (const tree of trees) {
-  const served = await startProcess([...startFlags, join(tree.root, 'bin', 'powerplan.js'), 'serve'], {
-    ...cliEnv,
-    POWERPLAN_STATE_DIR: join(simDir, `serve-${tree.label}`),
-    POWERPLAN_FLEET_FILE: simFleet,
-    POWERPLAN_PORT: '0',
-    POWERPLAN_LOG_LEVEL: 'warn',
+  const served = await startServing(join(tree.root, 'bin', 'powerplan.js'), ['serve'], {
+    cwd: tree.root,
+    timeoutMs: 60_000,
+    env: {
+      ...cliEnv,
+      POWERPLAN_STATE_DIR: join(simDir, `serve-${tree.label}`),
+      POWERPLAN_FLEET_FILE: simFleet,
+      POWERPLAN_PORT: '0',
+      POWERPLAN_LOG_LEVEL: 'warn',
+    },
   });
   const warm: number[] = [];
   const first: number[] = [];
   let queries = 0;
   for (let i = 0; i <= simRounds; i++) {
     const started = performance.now();
-    const paged = tree.label === 'after' ? await allPages(served.url) : undefined;
+    const paged = tree.all.length ? await allPages(served.url) : undefined;
     const s =
       paged?.status ??
       (JSON.parse(await (await fetch(`${served.url}/v1/fleet/status`)).text()) as FleetStatus);
@@ -290,7 +298,7 @@ printTable(
   '| hosts | version | how | wall ms to every host (median) | rounds ms | first page ms (median) | | peak RSS MiB | goal (< 2 s, < 150 MiB) |',
   trees.map((tree) => {
     const r = servedRuns.get(tree.label)!;
-    return `| ${simCount} | ${tree.label} | \`GET /v1/fleet/status\`${tree.label === 'after' ? ' (every page, limit 200)' : ''} of a running \`powerplan serve\` (${startFlags.join(' ')}) | ${median(r.warm).toFixed(0)} | ${r.warm.map((x) => x.toFixed(0)).join(', ')} | ${median(r.first).toFixed(0)} | | ${r.peakMiB.toFixed(0)} (the service's peak) | ${verdict(median(r.warm), SIM_GOAL_MS, ' ms')}; ${verdict(r.peakMiB, SIM_GOAL_MIB, ' MiB')} |`;
+    return `| ${simCount} | ${tree.label} | \`GET /v1/fleet/status\`${tree.all.length ? ' (every page, limit 200)' : ''} of a running \`powerplan serve\` (the bin, its #! flags) | ${median(r.warm).toFixed(0)} | ${r.warm.map((x) => x.toFixed(0)).join(', ')} | ${median(r.first).toFixed(0)} | | ${r.peakMiB.toFixed(0)} (the service's peak) | ${verdict(median(r.warm), SIM_GOAL_MS, ' ms')}; ${verdict(r.peakMiB, SIM_GOAL_MIB, ' MiB')} |`;
   }),
 );
 await prometheus.stop();
