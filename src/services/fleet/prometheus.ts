@@ -12,7 +12,7 @@ import {
 } from '../../domain/fleet.ts';
 import { FLEET_NAME } from '../../domain/fleet-file.ts';
 import { Owner, PlanKind } from '../../domain/schemas.ts';
-import { mapLimited } from '../../lib/map-limited.ts';
+import { limiter } from '../../lib/map-limited.ts';
 import { instantQuery, type PrometheusAsk, type Sample } from './prometheus-api.ts';
 import { statusQueries, tagsOf } from './promql.ts';
 
@@ -55,8 +55,11 @@ export interface SeenHost {
   scrapedAt?: number;
 }
 
+/** Runs a query when one of the status' slots is free (`first`: before those waiting). */
+type Slots = <R>(fn: () => Promise<R>, first?: boolean) => Promise<R>;
+
 /** Every host Prometheus scrapes now or scraped within the lookback, in name order (2 queries). */
-export const seenHosts = async (ask: PrometheusAsk, time: number): Promise<SeenHost[]> => {
+const seenHosts = async (ask: PrometheusAsk, time: number, run: Slots): Promise<SeenHost[]> => {
   const t = ask.target;
   const q = statusQueries(t);
   const host = (name: string, m: Record<string, string>) => ({
@@ -64,14 +67,18 @@ export const seenHosts = async (ask: PrometheusAsk, time: number): Promise<SeenH
     tags: tagsOf(m[t.tagsLabel]),
     instance: m.instance ?? '',
   });
+  const [current, gone] = await Promise.all([
+    run(() => instantQuery(ask, q.current, time)),
+    run(() => instantQuery(ask, q.gone, time)),
+  ]);
   const out = new Map<string, SeenHost>();
-  for (const s of await instantQuery(ask, q.current, time)) {
+  for (const s of current) {
     const name = s.metric[t.hostLabel];
     const at = num(s);
     if (name && FLEET_NAME.test(name) && at !== null && !out.has(name))
       out.set(name, { ...host(name, s.metric), scrapedAt: at });
   }
-  for (const [name, m] of perHost(await instantQuery(ask, q.gone, time), t.hostLabel, firstLabels))
+  for (const [name, m] of perHost(gone, t.hostLabel, firstLabels))
     if (!out.has(name)) out.set(name, host(name, m));
   return [...out.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 };
@@ -92,62 +99,78 @@ const controlledBy = oneOf(['os', 'firmware', 'hypervisor', 'unknown'] as const)
 /** Queries Prometheus answers for one status at a time: it has a couple of cores, not a farm. */
 const QUERY_CONCURRENCY = 3;
 
-/** The answers of the status' queries, each folded to one value per host. */
-const answers = async (ask: PrometheusAsk, time: number) => {
+/**
+ * The answers of the status' queries, each folded to one value per host, for the hosts `pick` keeps
+ * of those seen. The queries that decide which hosts failed are asked first; the last-sample search
+ * for those hosts needs them and starts as soon as they are in, ahead of the queries still waiting.
+ * The rest go largest first, so that the status does not end waiting on one long query alone.
+ */
+const answers = async (ask: PrometheusAsk, time: number, pick: (hosts: SeenHost[]) => SeenHost[]) => {
   const q = statusQueries(ask.target);
+  const run = limiter(QUERY_CONCURRENCY);
   let queries = 0;
-  const fold = async <T>(query: string, f: (prev: T | undefined, s: Sample) => T | undefined) => {
-    queries++;
-    return perHost(await instantQuery(ask, query, time), ask.target.hostLabel, f);
-  };
-  const numbers = (query: string) => fold(query, firstNumber);
-  const labels = (query: string) => fold(query, firstLabels);
   // Each answer is folded as soon as it comes, a few at a time: memory stays at a few answers' worth.
-  const jobs = {
-    seen: () => seenHosts(ask, time).finally(() => (queries += 2)),
-    scrapeSeconds: () => numbers(q.scrapeSeconds),
-    failing: () => numbers(q.failing),
-    notAgent: () => numbers(q.notAgent),
-    backendDown: () => numbers(q.backendDown),
-    plan: () => labels(q.plan),
-    policyManaged: () => numbers(q.policyManaged),
-    notSettable: () => numbers(q.notSettable),
-    holds: () => numbers(q.holds),
-    advised: () => labels(q.advised),
-    noAdvice: () => numbers(q.noAdvice),
-    desired: () => fold<string>(q.desired, (prev, s) => prev ?? s.metric.status),
-    mismatches: () => numbers(q.mismatches),
-    controlledBy: () => fold<string>(q.controlledBy, (prev, s) => prev ?? s.metric.decided_by),
-    workloadCost: () => numbers(q.workloadCost),
+  const fold = <T>(query: string, f: (prev: T | undefined, s: Sample) => T | undefined, first = false) =>
+    run(async () => {
+      queries++;
+      return perHost(await instantQuery(ask, query, time), ask.target.hostLabel, f);
+    }, first);
+  const numbers = (query: string, first = false) => fold(query, firstNumber, first);
+  const labels = (query: string) => fold(query, firstLabels);
+  const seen = seenHosts(ask, time, run).finally(() => (queries += 2));
+  const failing = numbers(q.failing);
+  const notAgent = numbers(q.notAgent);
+  const backendDown = numbers(q.backendDown);
+  const rest = {
     // The penalty after the longest idle gap, as the benchmark's summary has it.
-    burst: () =>
-      fold<{ gap: number; value: number }>(q.burst, (prev, s) => {
-        const gap = Number(s.metric.gap_seconds);
-        const value = num(s);
-        if (!Number.isFinite(gap) || value === null || (prev && prev.gap >= gap)) return prev;
-        return { gap, value };
-      }),
+    burst: fold<{ gap: number; value: number }>(q.burst, (prev, s) => {
+      const gap = Number(s.metric.gap_seconds);
+      const value = num(s);
+      if (!Number.isFinite(gap) || value === null || (prev && prev.gap >= gap)) return prev;
+      return { gap, value };
+    }),
+    advised: labels(q.advised),
+    plan: labels(q.plan),
+    scrapeSeconds: numbers(q.scrapeSeconds),
+    noAdvice: numbers(q.noAdvice),
+    desired: fold<string>(q.desired, (prev, s) => prev ?? s.metric.status),
+    policyManaged: numbers(q.policyManaged),
+    notSettable: numbers(q.notSettable),
+    holds: numbers(q.holds),
+    controlledBy: fold<string>(q.controlledBy, (prev, s) => prev ?? s.metric.decided_by),
+    workloadCost: numbers(q.workloadCost),
+    mismatches: numbers(q.mismatches),
   };
-  type Jobs = typeof jobs;
-  const keys = Object.keys(jobs) as (keyof Jobs)[];
-  const values = await mapLimited(keys, QUERY_CONCURRENCY, (k) => jobs[k]() as Promise<unknown>);
+  const failed = Promise.all([seen, failing, notAgent, backendDown]).then(
+    async ([seen, failing, notAgent, backendDown]) => {
+      const hosts = pick(seen);
+      const failures = new Map(hosts.map((h) => [h.name, failureOf(h, { failing, notAgent, backendDown })]));
+      const names = hosts.filter((h) => failures.get(h.name)).map((h) => h.name);
+      // The time of the newest sample of the hosts that are not ok, one more query.
+      const named = names.length <= NAMED_SEARCH_LIMIT ? names : undefined;
+      const lastSample = names.length
+        ? await numbers(q.lastSample(named ? names.length : seen.length, named), true)
+        : new Map<string, number>();
+      return { hosts, failures, lastSample };
+    },
+  );
+  type Rest = typeof rest;
+  const keys = Object.keys(rest) as (keyof Rest)[];
+  const [f, ...values] = await Promise.all([failed, ...keys.map((k) => rest[k] as Promise<unknown>)]);
   const r = Object.fromEntries(keys.map((k, i) => [k, values[i]])) as {
-    [K in keyof Jobs]: Awaited<ReturnType<Jobs[K]>>;
+    [K in keyof Rest]: Awaited<Rest[K]>;
   };
-  /** The time of the newest sample of these hosts (those not ok), one more query. */
-  const lastSamples = async (failed: string[]): Promise<Map<string, number>> => {
-    if (!failed.length) return new Map();
-    const named = failed.length <= NAMED_SEARCH_LIMIT ? failed : undefined;
-    return numbers(q.lastSample(named ? failed.length : r.seen.length, named));
-  };
-  return { r, lastSamples, queries: () => queries };
+  return { ...f, r, queries };
 };
 type Answers = Awaited<ReturnType<typeof answers>>['r'];
 
 type Failure = { status: 'unreachable' | 'error'; title: string; detail: string };
 
 /** Why a host seen by Prometheus has no answer to report, if it has none. */
-const failureOf = (h: SeenHost, r: Answers): Failure | undefined => {
+const failureOf = (
+  h: SeenHost,
+  r: Record<'failing' | 'notAgent' | 'backendDown', Map<string, number>>,
+): Failure | undefined => {
   const found: [Failure['status'], string, string] | undefined =
     h.scrapedAt === undefined
       ? [
@@ -231,10 +254,7 @@ export const prometheusStatus = async (
   pick: (hosts: SeenHost[]) => SeenHost[],
 ): Promise<FleetStatusAll> => {
   const time = Date.now() / 1000;
-  const { r, lastSamples, queries } = await answers(ask, time);
-  const hosts = pick(r.seen);
-  const failures = new Map(hosts.map((h) => [h.name, failureOf(h, r)]));
-  const lastSample = await lastSamples(hosts.filter((h) => failures.get(h.name)).map((h) => h.name));
+  const { hosts, failures, lastSample, r, queries } = await answers(ask, time, pick);
   const statuses = hosts.map((h): FleetHostStatus => {
     const base = {
       name: h.name,
@@ -259,8 +279,5 @@ export const prometheusStatus = async (
       detail: `${failure.detail}${since}`,
     });
   });
-  return fleetStatus(
-    { kind: 'prometheus', name: ask.target.url, evaluatedAt: iso(time), queries: queries() },
-    statuses,
-  );
+  return fleetStatus({ kind: 'prometheus', name: ask.target.url, evaluatedAt: iso(time), queries }, statuses);
 };
