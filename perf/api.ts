@@ -12,8 +12,8 @@
  *
  * The server runs with the V8 flags the service ships with (deploy/v8-flags.json: a 1-MiB young
  * generation, garbage collected on the service's own thread), unless `--v8-flags none` gives it
- * V8's defaults or `--v8-flags '--max-semi-space-size=4 ...'` other flags; both routes run in the same process, so the flags weigh on each by what it
- * allocates.
+ * V8's defaults or `--v8-flags '--max-semi-space-size=4 ...'` other flags. Both routes run in the
+ * same process, so the flags weigh on each by what it allocates.
  *
  * Goals, as ratios to the bare route in the same run: `/healthz` (every middleware, a trivial
  * handler) >= 0.80 of its throughput, `GET /v1/plans/active` >= 0.50; the API p99 stays under 10 ms.
@@ -44,17 +44,14 @@ const { values } = parseArgs({
     'v8-flags': { type: 'string', default: 'service' },
   },
 });
-/** The server's node options before its script. */
-const nodeFlags: string[] =
-  values['v8-flags'] === 'service'
-    ? v8Flags()
-    : values['v8-flags'] === 'none'
-      ? []
-      : values['v8-flags'].startsWith('--')
-        ? values['v8-flags'].split(/\s+/)
-        : (() => {
-            throw new Error(`--v8-flags: service, none or the flags themselves, not ${values['v8-flags']}`);
-          })();
+/** The server's node options before its script: `--v8-flags service`, `none`, or the flags themselves. */
+const flagsOf = (choice: string): string[] => {
+  if (choice === 'service') return v8Flags();
+  if (choice === 'none') return [];
+  if (choice.startsWith('--')) return choice.split(/\s+/);
+  throw new Error(`--v8-flags: service, none or the flags themselves, not ${choice}`);
+};
+const nodeFlags = flagsOf(values['v8-flags']);
 const seconds = Number(values.seconds);
 const rounds = Math.max(1, Math.trunc(Number(values.rounds)));
 const connections = Number(values.connections);

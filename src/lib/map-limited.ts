@@ -1,26 +1,9 @@
-/** Runs `fn` over `items`, at most `limit` at once, keeping the order of the results. */
-export const mapLimited = async <T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> => {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-};
-
 /**
  * At most `limit` tasks at once, started in the order asked: `run(fn)` starts `fn` when a slot is
  * free; `run(fn, true)` goes before those waiting (a task the others' answers were waiting for).
  */
 export const limiter = (limit: number) => {
+  if (!(limit >= 1)) throw new RangeError(`limiter: a limit of at least 1, not ${limit}`);
   let active = 0;
   const waiting: (() => void)[] = [];
   return async <R>(fn: () => Promise<R>, first = false): Promise<R> => {
@@ -35,4 +18,10 @@ export const limiter = (limit: number) => {
       else active--;
     }
   };
+};
+
+/** Runs `fn` over `items`, at most `limit` at once, keeping the order of the results. */
+export const mapLimited = <T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> => {
+  const run = limiter(limit);
+  return Promise.all(items.map((item) => run(() => fn(item))));
 };

@@ -56,7 +56,7 @@ export interface SeenHost {
 }
 
 /** Runs a query when one of the status' slots is free (`first`: before those waiting). */
-type Slots = <R>(fn: () => Promise<R>, first?: boolean) => Promise<R>;
+type Slots = ReturnType<typeof limiter>;
 
 /** Every host Prometheus scrapes now or scraped within the lookback, in name order (2 queries). */
 const seenHosts = async (ask: PrometheusAsk, time: number, run: Slots): Promise<SeenHost[]> => {
@@ -83,10 +83,7 @@ const seenHosts = async (ask: PrometheusAsk, time: number, run: Slots): Promise<
   return [...out.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 };
 
-/**
- * A test of whether a label value is one of `values`: a set lookup, 10,000 hosts x 5 labels per
- * status (a zod safeParse each was a fifth of the CLI's work after the answers came).
- */
+/** A test of whether a label value is one of `values` (10,000 hosts x 5 labels per status). */
 const oneOf = <T extends string>(values: readonly T[]) => {
   const set = new Set<string>(values);
   return (v: string | undefined): T | null => (v !== undefined && set.has(v) ? (v as T) : null);
