@@ -189,7 +189,7 @@ interface Totals {
 /**
  * Added time per second of the window (us), in two halves:
  * - the wake-up half, per idle state: each entry pays the wake-up cost of a gap of that state's
- *   mean period (measured, or the state's published exit latency). Only where the system has idle
+ *   mean period (measured, at most the state's published exit latency; or that latency). Only where the system has idle
  *   states to choose from: without a cpuidle driver (a virtual machine's halt) the wake-up time is
  *   the hypervisor's, the same under every plan, and none of it is the plan's;
  * - the ramp half, per CPU: each wake-up pays the ramp loss after a gap drawn from that CPU's idle
@@ -207,8 +207,14 @@ const totals = (
   let wake = 0;
   for (const s of statesOf(o)) {
     const gaps = gapsOf(s.meanPeriodUs ?? 0, shape);
+    // A state's published exit latency is its worst case: a wake-up measured dearer than that
+    // pays the rest to the platform (a hypervisor's halt exit, the interrupt's delivery), under
+    // every plan alike, so only up to the exit latency is the state's, and the plan's.
     const perEntry = costs.wake.length
-      ? avg(gaps, (g) => wakeCostAt(costs, g, pick))
+      ? Math.min(
+          avg(gaps, (g) => wakeCostAt(costs, g, pick)),
+          s.exitLatencyUs ?? Number.POSITIVE_INFINITY,
+        )
       : (s.exitLatencyUs ?? 0) * published;
     wake += s.entriesPerSecond * perEntry;
   }

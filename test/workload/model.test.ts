@@ -178,6 +178,22 @@ describe('the workload cost model (property-tested)', () => {
     assert.equal(e.basis, 'published-latencies');
   });
 
+  it("a measured wake-up counts up to its state's exit latency (a VM's halt: the rest is the hypervisor's); without one, in full", () => {
+    // 1000 wake-ups/s after gaps of 100 ms on average, each measured 95 us dearer than after the shortest gap,
+    // out of a state published at 1 us (the haltpoll driver's): 1 us each is the plan's.
+    const c = costs(0, 20_000, 95);
+    const halt = estimateWorkloadCost(observation(0.2, 1000, 100_000, 1), c).estimate!;
+    // 1000 x 1 us per second over 0.4 s of work per second (2 CPUs, 20% busy): 0.25%.
+    assert.equal(halt.wakeUpPercent, 0.3);
+    assert.equal(halt.high, 0.3);
+    const deep = estimateWorkloadCost(observation(0.2, 1000, 100_000, 200), c).estimate!;
+    // 1000 x 95 us: 23.75%, under the published 200 us.
+    assert.equal(deep.wakeUpPercent, 23.8);
+    const unpublished: WorkloadObservation = observation(0.2, 1000, 100_000);
+    unpublished.states = unpublished.states.map((st) => ({ ...st, exitLatencyUs: null }));
+    assert.equal(estimateWorkloadCost(unpublished, c).estimate!.wakeUpPercent, 23.8);
+  });
+
   it("without idle states to choose (no cpuidle driver: a VM halts) no wake-up time is the plan's; the ramp still is", () => {
     const withStates = observation(0.2, 1000, 5000);
     const halted: WorkloadObservation = { ...withStates, source: 'interrupts', states: [] };
