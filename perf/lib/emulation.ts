@@ -10,12 +10,19 @@
  * CFS hands out quota per period: work shorter than fraction x period runs at full speed in one
  * period. The plans here use the kernel's smallest quota, 1 ms, so every request of more than
  * about 1 ms of CPU is slowed.
+ *
+ * A quota slows by stopping: a throttled group's CPU idles until the next period, which the CPU's
+ * counters would show as many short idle periods between short bursts. A slow clock keeps the CPU
+ * busy, longer. So, unless told otherwise, a busy filler (slow-clock-filler.py, SCHED_IDLE, on the
+ * CPU the emulation is started from) runs while the group is throttled: to the counters a slowed
+ * burst is then one longer busy period, as under a clock.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from './processes.ts';
+import { cpuMs, repoRoot } from './processes.ts';
 
 export interface EmulatedPlan {
   name: string;
@@ -53,6 +60,10 @@ export interface PlanGroup {
   usageNs(): Promise<number>;
   /** cpu.stat (nr_throttled > 0 proves the quota bit). */
   throttling(): Promise<{ nrThrottled: number; throttledMs: number }>;
+  /** CPU used so far by the emulation's own processes running now (controller, filler), ms. */
+  emulationCpuMs(): Promise<number>;
+  /** CPU used so far by the busy filler running now, ms (0 without one). */
+  fillerCpuMs(): Promise<number>;
   /** Starts the plan's controller (or only lifts the quota for `none`); answers how to stop it. */
   apply(plan: EmulatedPlan): Promise<() => Promise<{ drops: number; lifts: number }>>;
   remove(): Promise<void>;
@@ -74,8 +85,38 @@ const descendants = async (pid: number): Promise<number[]> => {
   return [pid, ...(await Promise.all(direct.map(descendants))).flat()];
 };
 
-/** `controllerCpu`: the CPU the plan's controller runs on (its polling kept off the workload's CPU). */
-export const planGroup = async (name: string, controllerCpu?: number): Promise<PlanGroup> => {
+const cpuMsOf = (pid: number | undefined): Promise<number> =>
+  pid === undefined ? Promise.resolve(0) : cpuMs(pid).catch(() => 0);
+
+/** Spawns a helper and resolves once it prints `ready` (rejects if it exits first). */
+const started = async (c: ChildProcess, what: string): Promise<() => string> => {
+  let out = '';
+  await new Promise<void>((res, rej) => {
+    c.stdout?.on('data', (d) => {
+      out += d;
+      if (out.includes('ready\n')) res();
+    });
+    c.once('exit', (code) => rej(new Error(`${what} exited with ${code}`)));
+  });
+  return () => out;
+};
+
+const stopped = async (c: ChildProcess): Promise<void> => {
+  if (c.exitCode !== null || c.signalCode !== null) return;
+  const exited = new Promise((res) => c.once('exit', res));
+  c.kill('SIGTERM');
+  await exited;
+};
+
+/**
+ * `controllerCpu`: the CPU the plan's controller runs on (its polling kept off the workload's
+ * CPU). `filler: false` leaves the throttled CPU idle (the bare quota's stop-and-go).
+ */
+export const planGroup = async (
+  name: string,
+  controllerCpu?: number,
+  { filler: withFiller = true }: { filler?: boolean } = {},
+): Promise<PlanGroup> => {
   const cpuRoot = join(V1, 'cpu');
   const acctRoot = existsSync(join(cpuRoot, 'cpuacct.usage')) ? cpuRoot : join(V1, 'cpuacct');
   if (!existsSync(join(cpuRoot, 'cpu.cfs_quota_us')) || !existsSync(join(acctRoot, 'cpuacct.usage')))
@@ -93,6 +134,7 @@ export const planGroup = async (name: string, controllerCpu?: number): Promise<P
         await writeFile(join(into ? join(r, name) : r, 'cgroup.procs'), String(p)).catch(() => undefined);
   };
   let controller: ChildProcess | undefined;
+  let filler: ChildProcess | undefined;
   return {
     usagePath,
     adopt: (pid) => move(pid, true),
@@ -103,12 +145,33 @@ export const planGroup = async (name: string, controllerCpu?: number): Promise<P
       const n = (k: string) => Number(new RegExp(`^${k} (\\d+)`, 'm').exec(s)?.[1] ?? 0);
       return { nrThrottled: n('nr_throttled'), throttledMs: n('throttled_time') / 1e6 };
     },
+    emulationCpuMs: async () => (await cpuMsOf(controller?.pid)) + (await cpuMsOf(filler?.pid)),
+    fillerCpuMs: () => cpuMsOf(filler?.pid),
     apply: async (plan) => {
       const r = plan.ramp;
       await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
       if (!r) return async () => ({ drops: 0, lifts: 0 });
       await writeFile(join(cpuDir, 'cpu.cfs_period_us'), String(r.periodUs));
-      const args = { usagePath, quotaPath: join(cpuDir, 'cpu.cfs_quota_us'), pollUs: 250, ...r };
+      let fifoDir: string | undefined;
+      let fillerFifo: string | undefined;
+      if (withFiller) {
+        fifoDir = await mkdtemp(join(tmpdir(), 'powerplan-filler-'));
+        fillerFifo = join(fifoDir, 'wake');
+        execFileSync('mkfifo', ['-m', '600', fillerFifo]);
+        const script = join(import.meta.dirname, 'slow-clock-filler.py');
+        const f = spawn('python3', [script, fillerFifo, join(cpuDir, 'tasks')], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        filler = f;
+        await started(f, 'the busy filler');
+      }
+      const args = {
+        usagePath,
+        quotaPath: join(cpuDir, 'cpu.cfs_quota_us'),
+        pollUs: 250,
+        ...r,
+        ...(fillerFifo ? { fillerFifo, tasksPath: join(cpuDir, 'tasks') } : {}),
+      };
       // node --import tsx, not tsx's CLI: no relaying parent between the signal and the controller.
       const script = join(import.meta.dirname, 'ramp-controller.ts');
       const argv = [process.execPath, '--import', 'tsx', script, JSON.stringify(args)];
@@ -120,22 +183,16 @@ export const planGroup = async (name: string, controllerCpu?: number): Promise<P
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       controller = c;
-      let out = '';
-      await new Promise<void>((res, rej) => {
-        c.stdout?.on('data', (d) => {
-          out += d;
-          if (out.includes('ready\n')) res();
-        });
-        c.once('exit', (code) => rej(new Error(`the plan controller exited with ${code}`)));
-      });
+      const out = await started(c, 'the plan controller');
       return async () => {
-        const exited = new Promise((res) => c.once('exit', res));
-        c.kill('SIGTERM');
-        await exited;
+        await stopped(c);
         controller = undefined;
         await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
+        if (filler) await stopped(filler);
+        filler = undefined;
+        if (fifoDir) await rm(fifoDir, { recursive: true, force: true });
         try {
-          return JSON.parse(out.trim().split('\n').at(-1) ?? '') as { drops: number; lifts: number };
+          return JSON.parse(out().trim().split('\n').at(-1) ?? '') as { drops: number; lifts: number };
         } catch {
           return { drops: Number.NaN, lifts: Number.NaN };
         }
@@ -143,6 +200,7 @@ export const planGroup = async (name: string, controllerCpu?: number): Promise<P
     },
     remove: async () => {
       controller?.kill('SIGKILL');
+      filler?.kill('SIGKILL');
       await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1').catch(() => undefined);
       for (const r of roots) {
         const procs = (await readFile(join(r, name, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n');

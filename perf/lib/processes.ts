@@ -88,12 +88,18 @@ export const autocannon = async (
   };
 };
 
-/** CPU time (user + system) a process has used so far, in milliseconds (/proc/<pid>/stat). */
-export const cpuMs = async (pid: number): Promise<number> => {
+/**
+ * CPU time (user + system) a process has used so far, in milliseconds (/proc/<pid>/stat); with
+ * `reaped`, that of its children it has waited for too (cutime, cstime).
+ */
+export const cpuMs = async (pid: number | 'self', { reaped = false } = {}): Promise<number> => {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may contain spaces) start at state, field 3.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
+  const f = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  const ticks = f[11]! + f[12]! + (reaped ? f[13]! + f[14]! : 0);
   return (ticks * 1000) / CLOCK_TICKS;
 };
 

@@ -7,9 +7,17 @@
  *
  *   node --import tsx ramp-controller.ts '<json: usagePath, quotaPath, periodUs, lowPercent, idleMs, busyMs, pollUs>'
  *
+ * With `fillerFifo` it writes a byte to that FIFO whenever, while the quota is low, a task of the
+ * group (`tasksPath`) is runnable: the wake-up of the busy filler (slow-clock-filler.py), which
+ * keeps the workload's CPU busy while the group is throttled. Woken while the burst's first slice
+ * runs, the filler is ready at its first throttling (no idle period between), and it is not woken
+ * once the burst has ended (one more wake-up of the workload's CPU, which no clock causes). The
+ * usage cannot tell: a running task's is only brought up to date when it stops or at a tick; nor
+ * can cpu.stat's nr_throttled, which counts periods, at their end.
+ *
  * It prints `ready` once polling; on SIGTERM it lifts the quota and prints its counters as JSON (drops, lifts) before exiting.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 
 interface Args {
   usagePath: string;
@@ -19,6 +27,8 @@ interface Args {
   idleMs: number;
   busyMs: number;
   pollUs: number;
+  fillerFifo?: string;
+  tasksPath?: string;
 }
 
 const a = JSON.parse(process.argv[2] ?? '{}') as Args;
@@ -43,6 +53,31 @@ let busySince: number | null = null;
 let stopping = false;
 
 const setQuota = (quota: string) => writeFileSync(a.quotaPath, quota);
+// Non-blocking: a filler that is already spinning leaves its bytes unread, and a full FIFO is fine.
+const filler = a.fillerFifo ? openSync(a.fillerFifo, constants.O_WRONLY | constants.O_NONBLOCK) : null;
+const one = Buffer.from([1]);
+const runnable = (): boolean => {
+  if (!a.tasksPath) return false;
+  for (const tid of readFileSync(a.tasksPath, 'utf8').split('\n')) {
+    if (!tid) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${tid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (stat[stat.lastIndexOf(')') + 2] === 'R') return true;
+  }
+  return false;
+};
+const wakeFiller = () => {
+  if (filler === null || !runnable()) return;
+  try {
+    writeSync(filler, one);
+  } catch {
+    // EAGAIN: the FIFO is full, the filler has its wake-up.
+  }
+};
 process.on('SIGTERM', () => {
   stopping = true;
 });
@@ -69,7 +104,8 @@ const tick = () => {
     if (active) {
       if (busySince === null || now - lastActive > pauseMs) busySince = now;
       lastActive = now;
-    }
+    } else if (now - lastActive > pauseMs) busySince = null; // the stretch ended before the ramp
+    wakeFiller();
     if (busySince !== null && now - busySince >= a.busyMs) {
       setQuota('-1');
       low = false;
@@ -79,6 +115,7 @@ const tick = () => {
   }
   if (stopping) {
     setQuota('-1');
+    if (filler !== null) closeSync(filler);
     process.stdout.write(`${JSON.stringify({ drops, lifts })}\n`);
     process.exit(0);
   }

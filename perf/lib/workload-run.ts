@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type EmulatedPlan, PLANS, type PlanGroup, planGroup } from './emulation.ts';
 import { makeDump, pacedRestore, pgbench } from './pg-load.ts';
 import { type Cluster, startCluster } from './postgres.ts';
+import { cpuMs } from './processes.ts';
 import { type Product, startProduct, type WorkloadRead } from './product.ts';
 
 export interface Workload {
@@ -48,6 +49,8 @@ export interface RunOptions {
    * the workload the product observes CPU by CPU). Absent: no pinning.
    */
   cpus?: { workload: number; controller: number };
+  /** false: no busy filler while throttled (the bare quota's stop-and-go; emulation.ts). */
+  filler?: boolean;
   log: (line: string) => void;
 }
 
@@ -63,6 +66,8 @@ export interface Run {
   throughput: number;
   serverCpuMs: number;
   throttled: number;
+  /** CPU the busy filler spent keeping the workload's CPU busy while throttled (ms). */
+  fillerCpuMs: number;
   othersShare: number;
   disturbed: boolean;
   read: WorkloadRead;
@@ -74,12 +79,8 @@ export interface Calibration {
   cpuMsPerQuery: Record<string, number>;
 }
 
-const procCpuMs = async (pid: number | 'self'): Promise<number> => {
-  const s = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-  // utime, stime, cutime, cstime (fields 14-17): the process and its reaped children.
-  return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / 100 || 0;
-};
+/** A process's CPU and that of its reaped children (0 once it is gone). */
+const procCpuMs = (pid: number | 'self'): Promise<number> => cpuMs(pid, { reaped: true }).catch(() => 0);
 
 const machineBusyMs = async (): Promise<number> => {
   const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
@@ -106,10 +107,21 @@ const rotate = <T>(xs: readonly T[], by: number): T[] => xs.map((_, i) => xs[(i 
 
 export const runWorkloadCheck = async (
   o: RunOptions,
-): Promise<{ runs: Run[]; calibration: Calibration; throttlingProof: string[] }> => {
+): Promise<{
+  runs: Run[];
+  calibration: Calibration;
+  throttlingProof: string[];
+  /** The benchmarks the estimates used, by id (their costs, for a model read again offline). */
+  benchmarks: Record<string, unknown>;
+}> => {
   // Every process started from here on (cluster, clients, product) inherits this affinity.
   if (o.cpus) execFileSync('taskset', ['-a', '-p', '-c', String(o.cpus.workload), String(process.pid)]);
-  const group = await planGroup(`powerplan-workload-${process.pid}`, o.cpus?.controller);
+  const group = await planGroup(`powerplan-workload-${process.pid}`, o.cpus?.controller, {
+    filler: o.filler ?? true,
+  });
+  /** This script's CPU, the product's and the emulation's own processes' (not the rest of the machine). */
+  const ourCpuMs = async (p: Product) =>
+    (await procCpuMs('self')) + (await procCpuMs(p.pid)) + (await group.emulationCpuMs());
   let cluster: Cluster | undefined;
   let product: Product | undefined;
   const onSignal = () => {
@@ -140,6 +152,7 @@ export const runWorkloadCheck = async (
     const dump = o.workloads.some((w) => w.kind === 'restore') ? await makeDump(cluster, o.restore.rows) : '';
     const runs: Run[] = [];
     const throttlingProof: string[] = [];
+    const benchmarks: Record<string, unknown> = {};
     let dbNo = 0;
     for (let round = 0; round < o.rounds; round++) {
       for (const plan of rotate(o.plans, round)) {
@@ -151,6 +164,7 @@ export const runWorkloadCheck = async (
           try {
             const b = await product.benchmark(o.benchmark);
             benchmarkId = b.id;
+            benchmarks[b.id] = b;
             o.log(`round ${round + 1} ${plan.name}: benchmark ${b.id}: ${b.summary.headline ?? ''}`);
           } finally {
             await group.release(product.pid);
@@ -162,9 +176,10 @@ export const runWorkloadCheck = async (
               const p = product;
               const before = {
                 busy: await machineBusyMs(),
-                ours: (await procCpuMs('self')) + (await procCpuMs(p.pid)),
+                ours: await ourCpuMs(p),
                 group: await group.usageNs(),
                 throttled: (await group.throttling()).nrThrottled,
+                filler: await group.fillerCpuMs(),
                 t: performance.now(),
               };
               await p.workload();
@@ -189,7 +204,7 @@ export const runWorkloadCheck = async (
               const read = await p.workload();
               const wallMs = performance.now() - before.t;
               const serverCpuMs = ((await group.usageNs()) - before.group) / 1e6;
-              const oursMs = (await procCpuMs('self')) + (await procCpuMs(p.pid)) - before.ours;
+              const oursMs = (await ourCpuMs(p)) - before.ours;
               const others = (await machineBusyMs()) - before.busy - serverCpuMs - oursMs;
               const othersShare = Math.max(0, others / (wallMs * availableParallelism()));
               const disturbed = othersShare > o.maxOthersShare;
@@ -202,6 +217,7 @@ export const runWorkloadCheck = async (
                 throughput,
                 serverCpuMs,
                 throttled: (await group.throttling()).nrThrottled - before.throttled,
+                fillerCpuMs: (await group.fillerCpuMs()) - before.filler,
                 othersShare,
                 disturbed,
                 read,
@@ -210,7 +226,7 @@ export const runWorkloadCheck = async (
               o.log(
                 `round ${round + 1} ${plan.name} / ${w.name}: ${latencyMs.toFixed(2)} ms (own ${serviceMs.toFixed(2)} ms), ${throughput.toFixed(1)}/s, ` +
                   `estimate ${read.estimate ? `${read.estimate.addedPercent}% (${read.estimate.low}-${read.estimate.high})` : `none (${read.reason})`}, ` +
-                  `throttled ${run.throttled}x, rest of the machine ${(othersShare * 100).toFixed(0)}% busy${disturbed ? ' (disturbed)' : ''}`,
+                  `throttled ${run.throttled}x, filler ${run.fillerCpuMs.toFixed(0)} ms, rest of the machine ${(othersShare * 100).toFixed(0)}% busy${disturbed ? ' (disturbed)' : ''}`,
               );
               // The least disturbed attempt is kept.
               if (!best || run.othersShare < best.othersShare) best = run;
@@ -232,7 +248,7 @@ export const runWorkloadCheck = async (
         }
       }
     }
-    return { runs, calibration, throttlingProof };
+    return { runs, calibration, throttlingProof, benchmarks };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -27,6 +27,17 @@ const postmasters = async (dir: string): Promise<number> => {
   return n;
 };
 
+/** Busy fillers (perf/lib/slow-clock-filler.py) given this run's cgroup. */
+const fillers = async (): Promise<number> => {
+  let n = 0;
+  for (const e of await readdir('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    const cmd = await readFile(`/proc/${e}/cmdline`, 'utf8').catch(() => '');
+    if (cmd.includes('slow-clock-filler.py\0') && cmd.includes(`/powerplan-workload-${process.pid}/`)) n++;
+  }
+  return n;
+};
+
 test('perf:workload, short: pgbench under no emulation and the slower ramp, with the product estimate', {
   timeout: 300_000,
 }, async (t) => {
@@ -67,6 +78,11 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
       (runs.find((r) => r.plan === 'slower ramp')?.throttled ?? 0) > 0,
       'the quota bit under the ramp',
     );
+    assert.equal(runs.find((r) => r.plan === NONE)?.fillerCpuMs, 0, 'no filler without emulation');
+    assert.ok(
+      (runs.find((r) => r.plan === 'slower ramp')?.fillerCpuMs ?? 0) > 0,
+      'the filler kept the CPU busy while the ramp throttled',
+    );
     const cs = conditions(runs);
     assert.equal(cs.length, 2);
     assert.equal(cs.find((c) => c.plan === NONE)?.latencyChange.median, 0);
@@ -77,6 +93,7 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
     assert.deepEqual(left, [], 'the run removed its directory');
   }
   assert.equal(await postmasters(temp), 0, 'no postmaster of this run left running');
+  assert.equal(await fillers(), 0, "no busy filler of this run's cgroup left running");
   const groups = await readdir('/sys/fs/cgroup/cpu').catch(() => []);
   assert.ok(!groups.some((g) => g.startsWith(`powerplan-workload-${process.pid}`)), 'the cgroup was removed');
 });
