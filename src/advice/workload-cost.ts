@@ -179,6 +179,31 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
 /** The states the wake-up half weighs: the observed ones that were entered. */
 const statesOf = (o: WorkloadObservation) => o.states.filter((s) => s.entriesPerSecond > 0);
 
+/**
+ * A CPU's idle periods in the middle estimate: where the idle states split them (a shallow state
+ * taking the short ones, a deep one the long), a mix of one exponential per state, weighed by its
+ * entries, its mean that state's mean period scaled so that the mix has the CPU's own mean (the
+ * states are counted over all CPUs, so each CPU is taken to split its idle time alike); with one
+ * state or none, one exponential. Each entry is a gap and the share of the CPU's wake-ups it stands
+ * for. 'mean': every period equal to the CPU's mean, the other extreme of the range.
+ */
+const idleGapsOf = (
+  states: readonly { entriesPerSecond: number; meanPeriodUs: number }[],
+  meanUs: number,
+  shape: 'exponential' | 'mean',
+): { gapUs: number; weight: number }[] => {
+  const entries = states.reduce((n, s) => n + s.entriesPerSecond, 0);
+  const overall = entries ? states.reduce((t, s) => t + s.entriesPerSecond * s.meanPeriodUs, 0) / entries : 0;
+  if (shape === 'mean' || states.length < 2 || overall <= 0)
+    return gapsOf(meanUs, shape).map((gapUs, _, all) => ({ gapUs, weight: 1 / all.length }));
+  return states.flatMap((s) =>
+    gapsOf((s.meanPeriodUs * meanUs) / overall, shape).map((gapUs, _, all) => ({
+      gapUs,
+      weight: s.entriesPerSecond / entries / all.length,
+    })),
+  );
+};
+
 interface Totals {
   percent: number;
   wakePercent: number;
@@ -193,7 +218,7 @@ interface Totals {
  *   states to choose from: without a cpuidle driver (a virtual machine's halt) the wake-up time is
  *   the hypervisor's, the same under every plan, and none of it is the plan's;
  * - the ramp half, per CPU: each wake-up pays the ramp loss after a gap drawn from that CPU's idle
- *   periods, for a busy period of that CPU's mean.
+ *   periods (split as the idle states split them, idleGapsOf), for a busy period of that CPU's mean.
  * The share is of the work: the busy time observed less the ramp's loss, which it contains.
  */
 const totals = (
@@ -220,10 +245,15 @@ const totals = (
   }
   let ramp = 0;
   let entries = 0;
+  const split = statesOf(o).flatMap((s) =>
+    s.meanPeriodUs ? [{ entriesPerSecond: s.entriesPerSecond, meanPeriodUs: s.meanPeriodUs }] : [],
+  );
   for (const c of cpusOf(o)) {
     if (c.entriesPerSecond <= 0) continue;
     const busyUs = c.busyUsPerSecond / c.entriesPerSecond;
-    ramp += c.entriesPerSecond * avg(gapsOf(c.meanIdleUs, shape), (g) => rampLossAt(costs, g, busyUs, pick));
+    const gaps = idleGapsOf(split, c.meanIdleUs, shape);
+    ramp +=
+      c.entriesPerSecond * gaps.reduce((t, g) => t + g.weight * rampLossAt(costs, g.gapUs, busyUs, pick), 0);
     entries += c.entriesPerSecond;
   }
   // Under the plan in force the busy time observed holds what the ramp lost (a core running slowly

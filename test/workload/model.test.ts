@@ -194,6 +194,42 @@ describe('the workload cost model (property-tested)', () => {
     assert.equal(estimateWorkloadCost(unpublished, c).estimate!.wakeUpPercent, 23.8);
   });
 
+  it('idle periods split by the states: a few long gaps among many short ones set off the ramp the overall mean hides', () => {
+    // 1000 wake-ups/s: 950 out of C1 after 100 us, 50 out of C6 after 30 ms; overall mean 1.6 ms.
+    const split = observation(0.2, 1000, 1595);
+    const state = { share: 0, exitLatencyUs: 0, above: 0, below: 0 };
+    split.states = [
+      { ...state, name: 'C1', entriesPerSecond: 950, meanPeriodUs: 100 },
+      { ...state, name: 'C6', entriesPerSecond: 50, meanPeriodUs: 30_000 },
+    ];
+    const one: WorkloadObservation = {
+      ...split,
+      states: [{ ...state, name: 'C6', entriesPerSecond: 1000, meanPeriodUs: 1595 }],
+    };
+    // A clock that falls only after more than 10 ms idle and then loses 4 ms over a 2 ms ramp.
+    const point = (gapUs: number, lossUs: number) => ({
+      gapUs,
+      lossUs: { mid: lossUs, low: lossUs, high: lossUs },
+      rampUs: 2000,
+      startSlowdown: { mid: 0, low: 0, high: 0 },
+      unitUs: 0,
+    });
+    const c: PlanCosts = {
+      basis: 'benchmark',
+      wake: [],
+      ramp: [point(1000, 0), point(10_000, 0), point(20_000, 4000), point(100_000, 4000)],
+    };
+    const mixed = estimateWorkloadCost(split, c).estimate!;
+    const single = estimateWorkloadCost(one, c).estimate!;
+    // One exponential of 1.6 ms: hardly a gap beyond 10 ms.
+    assert.ok(single.rampPercent < 0.5, `one exponential: ${single.rampPercent}%`);
+    // 50 C6 gaps/s, about half of them beyond 20 ms, each before a 0.4 ms busy period losing
+    // 0.4 / 2 of 4 ms: about 20 ms per second, on 0.4 s of work: about 5%.
+    assert.ok(mixed.rampPercent >= 3 && mixed.rampPercent <= 8, `split: ${mixed.rampPercent}%`);
+    // The range's low end keeps the other extreme (every period at the mean): no ramp.
+    assert.ok(mixed.low < 0.5, `low: ${mixed.low}%`);
+  });
+
   it("without idle states to choose (no cpuidle driver: a VM halts) no wake-up time is the plan's; the ramp still is", () => {
     const withStates = observation(0.2, 1000, 5000);
     const halted: WorkloadObservation = { ...withStates, source: 'interrupts', states: [] };
