@@ -170,7 +170,7 @@ export const planGroup = async (
         quotaPath: join(cpuDir, 'cpu.cfs_quota_us'),
         pollUs: 250,
         ...r,
-        ...(fillerFifo ? { fillerFifo, tasksPath: join(cpuDir, 'tasks') } : {}),
+        ...(fillerFifo ? { fillerFifo } : {}),
       };
       // node --import tsx, not tsx's CLI: no relaying parent between the signal and the controller.
       const script = join(import.meta.dirname, 'ramp-controller.ts');
