@@ -8,11 +8,12 @@
  * per request much less.
  *
  *   npm run perf:api -- [--seconds 5] [--rounds 2] [--connections 50] [--backends simulated,windows]
- *                       [--v8-flags service|none|'<flags>']
+ *                       [--v8-flags service|none] [--v8-flags='<flags>']
  *
  * The server runs with the V8 flags the service ships with (deploy/v8-flags.json: a 1-MiB young
  * generation, garbage collected on the service's own thread), unless `--v8-flags none` gives it
- * V8's defaults or `--v8-flags '--max-semi-space-size=4 ...'` other flags. Both routes run in the
+ * V8's defaults or `--v8-flags='--max-semi-space-size=4 ...'` other flags (joined by `=`: Node's
+ * parseArgs takes a value that starts with `-` for an option of its own). Both routes run in the
  * same process, so the flags weigh on each by what it allocates.
  *
  * Goals, as ratios to the bare route in the same run: `/healthz` (every middleware, a trivial
