@@ -135,6 +135,8 @@ export const planGroup = async (
   };
   let controller: ChildProcess | undefined;
   let filler: ChildProcess | undefined;
+  /** The directory of the filler's FIFO while a plan with a filler is applied. */
+  let fifoDir: string | undefined;
   return {
     usagePath,
     adopt: (pid) => move(pid, true),
@@ -152,7 +154,6 @@ export const planGroup = async (
       await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
       if (!r) return async () => ({ drops: 0, lifts: 0 });
       await writeFile(join(cpuDir, 'cpu.cfs_period_us'), String(r.periodUs));
-      let fifoDir: string | undefined;
       let fillerFifo: string | undefined;
       if (withFiller) {
         fifoDir = await mkdtemp(join(tmpdir(), 'powerplan-filler-'));
@@ -191,6 +192,7 @@ export const planGroup = async (
         if (filler) await stopped(filler);
         filler = undefined;
         if (fifoDir) await rm(fifoDir, { recursive: true, force: true });
+        fifoDir = undefined;
         try {
           return JSON.parse(out().trim().split('\n').at(-1) ?? '') as { drops: number; lifts: number };
         } catch {
@@ -201,6 +203,8 @@ export const planGroup = async (
     remove: async () => {
       controller?.kill('SIGKILL');
       filler?.kill('SIGKILL');
+      // Also after a plan whose controller never started: its filler's FIFO goes too.
+      if (fifoDir) await rm(fifoDir, { recursive: true, force: true }).catch(() => undefined);
       await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1').catch(() => undefined);
       for (const r of roots) {
         const procs = (await readFile(join(r, name, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n');
