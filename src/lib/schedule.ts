@@ -19,6 +19,8 @@ export class Schedule {
   private readonly jobs = new Map<string, Job>();
   private timer: NodeJS.Timeout | undefined;
   private armedFor: number | undefined;
+  /** When the timer was meant to fire (Date.now() at arming plus its delay). */
+  private firesAt = 0;
   private stopped = false;
 
   /** Runs `run` at `at` (ms since the epoch), or up to `slackMs` earlier to share a wake-up; replaces the job's previous time. */
@@ -51,14 +53,19 @@ export class Schedule {
     this.timer = undefined;
     this.armedFor = next;
     if (next === undefined) return;
-    this.timer = setTimeout(() => this.fire(), Math.min(MAX_DELAY_MS, Math.max(0, next - Date.now())));
+    const delay = Math.min(MAX_DELAY_MS, Math.max(0, next - Date.now()));
+    this.firesAt = Date.now() + delay;
+    this.timer = setTimeout(() => this.fire(), delay);
     this.timer.unref();
   }
 
   private fire(): void {
     this.timer = undefined;
     this.armedFor = undefined;
-    const now = Date.now();
+    // A timer counts from the event loop's cached clock, so it may fire a little before Date.now()
+    // reaches the time it was armed for: that time has come all the same, or the job it was armed
+    // for would wait for one more wake-up while a job with slack ran without it.
+    const now = Math.max(Date.now(), this.firesAt);
     const due = [...this.jobs].filter(([, j]) => j.at - j.slackMs <= now);
     for (const [name] of due) this.jobs.delete(name);
     this.arm();

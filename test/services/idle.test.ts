@@ -203,6 +203,20 @@ describe('an idle service', () => {
 });
 
 describe('the schedule', () => {
+  test('a timer firing before Date.now() reaches its time still runs the job it was armed for', async (t) => {
+    const sched = new Schedule();
+    const ran: string[] = [];
+    const start = Date.now();
+    sched.set('expiry', start + 30, () => ran.push('expiry'));
+    sched.set('check', start + 400, () => ran.push('check'), 500);
+    // From here on the wall clock lags the timers by 20 ms (the event loop's cached clock ahead).
+    const real = Date.now.bind(Date);
+    t.mock.method(Date, 'now', () => real() - 20);
+    await until('the first wake-up', () => ran.length > 0);
+    assert.deepEqual(ran, ['expiry', 'check']);
+    sched.stop();
+  });
+
   test('coalesces: a job within its slack of another runs on the same wake-up', async () => {
     const sched = new Schedule();
     const ran: string[] = [];
