@@ -214,9 +214,10 @@ interface Totals {
 /**
  * Added time per second of the window (us), in two halves:
  * - the wake-up half, per idle state: each entry pays the wake-up cost of a gap of that state's
- *   mean period (measured, at most the state's published exit latency; or that latency). Only where the system has idle
- *   states to choose from: without a cpuidle driver (a virtual machine's halt) the wake-up time is
- *   the hypervisor's, the same under every plan, and none of it is the plan's;
+ *   mean period (measured, at most the state's published exit latency; or that latency). Only
+ *   where the system has idle states to choose from: without a cpuidle driver (a virtual
+ *   machine's halt) the wake-up time is the hypervisor's, the same under every plan, and none of
+ *   it is the plan's;
  * - the ramp half, per CPU: each wake-up pays the ramp loss after a gap drawn from that CPU's idle
  *   periods (split as the idle states split them, idleGapsOf), for a busy period of that CPU's mean.
  * The share is of the work: the busy time observed less the ramp's loss, which it contains.
