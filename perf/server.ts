@@ -58,12 +58,15 @@ const portOf = (s: ReturnType<typeof serve>) => {
 const server = await listen((req, env) =>
   req.url.endsWith('/bare') ? bare.fetch(req, env) : app.fetch(req, env),
 );
+// What `powerplan serve` runs beside the listener: recovery, the holds' and the desired plan's
+// checkers, and with them the watch of the state directory that the reads rely on.
+await deps.start({ serve: async () => undefined });
 process.stdout.write(
   `bench server listening on http://127.0.0.1:${portOf(server)} (backend: ${deps.backend.name})\n`,
 );
 
 process.once('SIGTERM', () => {
-  deps.shutdown.abort();
+  void deps.stop();
   server.close();
   (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
   void Promise.all([rm(stateDir, { recursive: true, force: true }), windows?.cleanup()]).then(() =>

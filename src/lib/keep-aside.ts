@@ -8,7 +8,7 @@
  */
 import { type BigIntStats, readdirSync, statSync } from 'node:fs';
 import { link, lstat, rm } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { freezeDeep } from './frozen.ts';
 
 export interface DamagedFile {
@@ -31,6 +31,7 @@ export const keepAside = async (path: string, ino: bigint | number): Promise<str
     try {
       // A hard link never replaces an existing file: a kept copy is never overwritten.
       await link(path, kept);
+      changedHere(dirname(path));
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') continue;
@@ -41,10 +42,12 @@ export const keepAside = async (path: string, ino: bigint | number): Promise<str
     if (keptIno !== BigInt(ino)) {
       // The file was replaced between the read and the link: keep the new one where it is.
       await rm(kept, { force: true });
+      changedHere(dirname(path));
       return undefined;
     }
     const now = await lstat(path, { bigint: true }).catch(() => undefined);
     if (now?.ino === keptIno) await rm(path, { force: true });
+    changedHere(dirname(path));
     return basename(kept);
   }
   throw new Error(`Too many damaged copies of ${path}; remove the old ${basename(path)}.corrupt-* files.`);
@@ -56,9 +59,17 @@ export const keepAside = async (path: string, ino: bigint | number): Promise<str
  * listing of a directory that may hold many rotated log files. A directory changed in the last
  * two seconds is always listed: file times are coarser than the clock (a kernel tick), so a change
  * in the same tick as the listing would leave the same mtime.
+ *
+ * A directory someone watches (watchListing: the running service's watch of its state directory)
+ * is not even looked at while no change was signalled since its last listing: its listing stands
+ * until the watch or this process (keepAside) says the directory changed.
  */
-const listings = new Map<string, { stamp: string; names: string[] }>();
+const listings = new Map<string, { stamp: string; ino: bigint; settled: boolean; names: string[] }>();
+const watched = new Map<string, { ino: bigint; fresh: boolean }>();
 const namesIn = (dir: string): string[] => {
+  const watch = watched.get(dir);
+  const cached = listings.get(dir);
+  if (watch?.fresh && cached?.ino === watch.ino) return cached.names;
   let stamp: string;
   let s: BigIntStats;
   try {
@@ -68,18 +79,49 @@ const namesIn = (dir: string): string[] => {
     listings.delete(dir);
     return [];
   }
-  const cached = listings.get(dir);
-  if (cached?.stamp === stamp) return cached.names;
-  const settled = Date.now() - Number(s.mtimeMs) > 2000;
+  // A watch signals every change after this point (its events come on a later turn of the loop).
+  if (watch) watch.fresh = true;
+  if (cached?.settled && cached.stamp === stamp) return cached.names;
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
+    listings.delete(dir);
     return [];
   }
-  if (settled) listings.set(dir, { stamp, names });
-  else listings.delete(dir);
+  listings.set(dir, { stamp, ino: s.ino, settled: Date.now() - Number(s.mtimeMs) > 2000, names });
   return names;
+};
+
+/** What a watch of a directory tells the listing (see namesIn). */
+export interface ListingWatch {
+  /** Something in the directory changed: list it again at the next ask. */
+  changed(): void;
+  /** The watch ended: back to a stat per ask. */
+  stop(): void;
+}
+
+/**
+ * Lets the watcher of `dir` vouch for its listing. `ino` is the directory's inode taken before the
+ * watch began: a directory replaced since (another inode) is not the one watched, and is looked at
+ * on every ask again.
+ */
+export const watchListing = (dir: string, ino: bigint): ListingWatch => {
+  const watch = { ino, fresh: false };
+  watched.set(dir, watch);
+  return {
+    changed: () => {
+      watch.fresh = false;
+    },
+    stop: () => {
+      if (watched.get(dir) === watch) watched.delete(dir);
+    },
+  };
+};
+
+/** This process changed what `dir` holds: its listing is taken again, watched or not. */
+const changedHere = (dir: string) => {
+  for (const [watchedDir, watch] of watched) if (resolve(watchedDir) === resolve(dir)) watch.fresh = false;
 };
 
 /** What `damagedFiles` found in one listing, by `only`: the same (frozen) answer while it stands. */

@@ -6,11 +6,11 @@
  */
 import { type FSWatcher, lstatSync, mkdirSync, watch } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { z } from 'zod';
 import { freezeDeep } from './frozen.ts';
 import { DEFAULT_ROTATION, JsonlLog, type RotationOptions } from './jsonl-log.ts';
-import { type DamagedFile, damagedFiles, keepAside } from './keep-aside.ts';
+import { type DamagedFile, damagedFiles, keepAside, type ListingWatch, watchListing } from './keep-aside.ts';
 import type { Logger } from './log.ts';
 import { replaceFile } from './replace-file.ts';
 import { orRemove, readStateFile, writeNewFile } from './safe-fs.ts';
@@ -72,19 +72,31 @@ export class Store {
    */
   watch(files: readonly StateFile[], onChange: () => void): (() => void) | undefined {
     if (!this.#watcher) {
+      let listing: ListingWatch | undefined;
       try {
-        this.#watcher = watch(this.dir, { persistent: false }, (_event, name) => {
+        // The inode first: a directory replaced before the watch began is not the one it vouches for.
+        listing = watchListing(this.dir, lstatSync(this.dir, { bigint: true }).ino);
+        const vouching = listing;
+        const watcher = watch(this.dir, { persistent: false }, (_event, name) => {
           const file = name?.toString();
+          // The directory itself moved or removed (inotify names it): nothing in its place is
+          // watched, so the listing is looked at on every ask again.
+          if (file === basename(this.dir)) vouching.stop();
+          else vouching.changed();
           for (const l of this.#listeners) if (file === undefined || l.files.has(file)) l.onChange();
         });
-        this.#watcher.on('error', (e) => {
+        watcher.on('close', () => vouching.stop());
+        watcher.on('error', (e) => {
           this.#log?.warn('watching the state directory failed; changes by other processes are seen late', {
             error: e.message,
           });
-          this.#watcher?.close();
-          this.#watcher = undefined;
+          vouching.stop();
+          watcher.close();
+          if (this.#watcher === watcher) this.#watcher = undefined;
         });
+        this.#watcher = watcher;
       } catch (e) {
+        listing?.stop();
         this.#log?.debug('the state directory cannot be watched', { error: (e as Error).message });
         return undefined;
       }
