@@ -7,7 +7,15 @@ import type { Context, Hono } from 'hono';
 import type { Caller } from '../../domain/scopes.ts';
 import { jsonText } from '../../lib/frozen.ts';
 
-export type AppEnv = { Variables: { caller: Caller } };
+export type AppEnv = {
+  Variables: {
+    caller: Caller;
+    /** The headers of a JSON answer, security headers included (headers.ts); absent in a bare app. */
+    jsonHeaders: Readonly<Record<string, string>>;
+    /** The JSON answer made with them, which needs no further header (headers.ts). */
+    headedAnswer: Response;
+  };
+};
 
 /**
  * A route anyone may GET/HEAD without a token and from any Host: an exact path, or everything below
@@ -26,10 +34,16 @@ const JSON_TYPE = { 'Content-Type': 'application/json' } as const;
 
 /**
  * `c.json(value, status)`, with the JSON text of a deeply frozen value (a cached answer) made once
- * (lib/frozen.ts) instead of once per request.
+ * (lib/frozen.ts) instead of once per request, and the security headers in the same plain object
+ * as its Content-Type: the Node adapter hands that object to `writeHead` as it is.
  */
-export const jsonResponse = (c: Context, value: unknown, status: 200 | 201 | 202 = 200): Response =>
-  c.body(jsonText(value), status, JSON_TYPE);
+export const jsonResponse = (c: Context<AppEnv>, value: unknown, status: 200 | 201 | 202 = 200): Response => {
+  const headers = c.get('jsonHeaders');
+  if (!headers) return c.body(jsonText(value), status, JSON_TYPE);
+  const answer = c.body(jsonText(value), status, headers);
+  c.set('headedAnswer', answer);
+  return answer;
+};
 
 /** The Node request and response when served by @hono/node-server; absent for in-process requests. */
 export const nodeOf = (c: Context): { incoming?: IncomingMessage; outgoing?: ServerResponse } =>

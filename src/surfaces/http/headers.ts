@@ -1,13 +1,16 @@
 /**
  * Security headers on every response: the same set Hono's secureHeaders sends by default, with
- * frame-ancestors from POWERPLAN_FRAME_ANCESTORS and HSTS under TLS. Served by the Node adapter,
- * they are set once on the Node response before the route runs: touching the WHATWG `Response`
- * headers afterwards would make the adapter build a full `Headers`/`Response` pair for every request
- * (about 30 µs, docs/PERFORMANCE.md). A route that sets one of these headers itself (the page's
- * fuller Content-Security-Policy) wins, as Node gives writeHead's headers precedence.
+ * frame-ancestors from POWERPLAN_FRAME_ANCESTORS and HSTS under TLS. A JSON answer made by
+ * jsonResponse (the reads, /healthz) carries them in the plain header object it is made with,
+ * which the Node adapter passes to `writeHead` as it is. Any other response gets them once the
+ * route has answered: set on the Node response, which the adapter writes only after the whole
+ * chain has run; touching the WHATWG `Response` headers instead would make the adapter build a
+ * full `Headers`/`Response` pair for every request (about 30 µs, docs/PERFORMANCE.md). A route
+ * that sets one of these headers itself (the page's fuller Content-Security-Policy) wins, as Node
+ * gives writeHead's headers precedence.
  */
 import type { MiddlewareHandler } from 'hono';
-import { nodeOf } from './env.ts';
+import { type AppEnv, nodeOf } from './env.ts';
 
 export interface HeaderSettings {
   /** frame-ancestors sources, checked at start-up: `'none'`, `'self'` or origins. */
@@ -35,17 +38,20 @@ export const securityHeaderList = ({ frameAncestors, https }: HeaderSettings): [
   ];
 };
 
-export const securityHeaders = (settings: HeaderSettings): MiddlewareHandler => {
+export const securityHeaders = (settings: HeaderSettings): MiddlewareHandler<AppEnv> => {
   const list = securityHeaderList(settings);
   const asMap = new Map(list);
+  const jsonHeaders = Object.freeze({ 'Content-Type': 'application/json', ...Object.fromEntries(list) });
   return async (c, next) => {
+    c.set('jsonHeaders', jsonHeaders);
+    await next();
+    if (c.res === c.get('headedAnswer')) return;
     const { outgoing } = nodeOf(c);
     if (outgoing) {
-      outgoing.setHeaders(asMap);
-      return next();
+      if (!outgoing.headersSent) outgoing.setHeaders(asMap);
+      return;
     }
     // In-process (app.request, embedding): no Node response to set them on.
-    await next();
     for (const [name, value] of list) if (!c.res.headers.has(name)) c.res.headers.set(name, value);
   };
 };
