@@ -35,12 +35,16 @@ const JSON_TYPE = { 'Content-Type': 'application/json' } as const;
 /**
  * `c.json(value, status)`, with the JSON text of a deeply frozen value (a cached answer) made once
  * (lib/frozen.ts) instead of once per request, and the security headers in the same plain object
- * as its Content-Type: the Node adapter hands that object to `writeHead` as it is.
+ * as its Content-Type. Made as a Response of its own rather than by `c.body`, which turns a header
+ * object of more than one key into a WHATWG `Headers`: the Node adapter hands a plain object to
+ * `writeHead` as it is. What the chain set on `c.res` before the route (CORS) is still merged in
+ * by Hono when the route's answer becomes `c.res`; nothing here uses `c.header()`, whose prepared
+ * headers only `c.body` would carry.
  */
 export const jsonResponse = (c: Context<AppEnv>, value: unknown, status: 200 | 201 | 202 = 200): Response => {
   const headers = c.get('jsonHeaders');
   if (!headers) return c.body(jsonText(value), status, JSON_TYPE);
-  const answer = c.body(jsonText(value), status, headers);
+  const answer = new Response(jsonText(value), { status, headers });
   c.set('headedAnswer', answer);
   return answer;
 };
