@@ -135,8 +135,15 @@ export class Store {
     });
   }
 
+  /** Each file's path, joined once: a read on every request's path asks for it. */
+  #paths = new Map<StateFile, string>();
   path(file: StateFile): string {
-    return join(this.dir, file);
+    let path = this.#paths.get(file);
+    if (path === undefined) {
+      path = join(this.dir, file);
+      this.#paths.set(file, path);
+    }
+    return path;
   }
 
   /**
