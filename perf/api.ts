@@ -22,8 +22,8 @@
  * REST read: goal >= 30% of its throughput.
  */
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { v8Flags } from '../scripts/lib/start-points.mjs';
+import { perfArgs } from './lib/args.ts';
 import { footer, header, median, verdict } from './lib/machine.ts';
 import { measureMcpVsRest, printMcpVsRest } from './lib/mcp-load.ts';
 import {
@@ -36,7 +36,7 @@ import {
   startProcess,
 } from './lib/processes.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '2' },

@@ -10,11 +10,11 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { perfArgs } from './lib/args.ts';
 import { footer, header, verdict } from './lib/machine.ts';
 import { repoRoot } from './lib/processes.ts';
 
-const { values } = parseArgs({ options: { before: { type: 'string' } } });
+const { values } = perfArgs(import.meta.filename, { options: { before: { type: 'string' } } });
 const trees = [
   { label: 'after', root: repoRoot },
   ...(values.before ? [{ label: 'before', root: values.before }] : []),

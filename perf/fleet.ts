@@ -30,7 +30,6 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { startServing } from '../scripts/lib/serve.mjs';
 import { loadConfig } from '../src/config.ts';
@@ -41,11 +40,12 @@ import { createToken } from '../src/lib/tokens.ts';
 import { FleetService } from '../src/services/fleet/fleet.ts';
 import { startHttpServer } from '../src/surfaces/http/server.ts';
 import { startPrometheus } from '../test/support/prometheus.ts';
+import { perfArgs } from './lib/args.ts';
 import { createBlocks, simHost, writeOpenMetrics } from './lib/fleet-sim.ts';
 import { footer, header, loadAverage, median, verdict } from './lib/machine.ts';
 import { cpuMs, repoRoot } from './lib/processes.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     hosts: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '5' },

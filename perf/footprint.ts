@@ -14,12 +14,12 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { minimalEnv, runProcess } from '../scripts/lib/serve.mjs';
+import { perfArgs } from './lib/args.ts';
 import { footer, header, median, verdict } from './lib/machine.ts';
 import { autocannon, peakMiB, repoRoot, rssMiB, startProcess } from './lib/processes.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     runs: { type: 'string', default: '5' },
     requests: { type: 'string', default: '10000' },

@@ -16,11 +16,11 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { perfArgs } from './lib/args.ts';
 import { footer, header, verdict } from './lib/machine.ts';
 import { repoRoot, rssMiB, type ServerProcess, startProcess } from './lib/processes.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     seconds: { type: 'string', default: '30' },
     settle: { type: 'string', default: '40' },

@@ -15,13 +15,13 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { minimalEnv, startServing } from '../scripts/lib/serve.mjs';
 import { startPoints } from '../scripts/lib/start-points.mjs';
+import { perfArgs } from './lib/args.ts';
 import { footer, header } from './lib/machine.ts';
 import { autocannon, repoRoot, rssMiB } from './lib/processes.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: { requests: { type: 'string', default: '10000' }, settle: { type: 'string', default: '5' } },
 });
 const requests = Math.max(1, Math.trunc(Number(values.requests)));

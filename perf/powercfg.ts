@@ -12,14 +12,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
 import { buildDeps } from '../src/deps.ts';
 import { createApp } from '../src/surfaces/http/app.ts';
+import { perfArgs } from './lib/args.ts';
 import { emulatedWindows } from './lib/emulated-windows.ts';
 import { footer, header } from './lib/machine.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     delay: { type: 'string', default: '50' },
     concurrency: { type: 'string', default: '100' },

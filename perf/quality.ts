@@ -14,16 +14,17 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { availableParallelism, setPriority } from 'node:os';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { analyze } from '../src/bench/analysis.ts';
 import { benchPlan, capMs } from '../src/bench/profiles.ts';
 import { runBenchmark } from '../src/bench/runner.ts';
+import { perfArgs } from './lib/args.ts';
 import { cgroupQuota } from './lib/cgroup.ts';
 import { cv, footer, header, median, pct, quietBusyPercent, verdict } from './lib/machine.ts';
 import { ensureSysbench, sysbenchCpu, sysbenchVersion } from './lib/sysbench.ts';
 
 const run = promisify(execFile);
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     runs: { type: 'string', default: '10' },
     'sysbench-seconds': { type: 'string', default: '5' },

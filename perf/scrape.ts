@@ -18,14 +18,14 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { v8Flags } from '../scripts/lib/start-points.mjs';
 import { missing, type Namespace, startNamespace } from '../test/platform/linux/real-daemons.ts';
 import { until } from '../test/support/until.ts';
+import { perfArgs } from './lib/args.ts';
 import { footer, header } from './lib/machine.ts';
 import { repoRoot } from './lib/processes.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     before: { type: 'string' },
     scrapes: { type: 'string', default: '8' },

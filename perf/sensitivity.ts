@@ -12,16 +12,16 @@
  * decides what it gets. The quota is enforced regardless of priority.
  */
 import { availableParallelism, cpus, release, setPriority } from 'node:os';
-import { parseArgs } from 'node:util';
 import { analyze } from '../src/bench/analysis.ts';
 import { benchPlan, capMs } from '../src/bench/profiles.ts';
 import { runBenchmark } from '../src/bench/runner.ts';
 import type { BenchmarkProfile } from '../src/domain/benchmark.ts';
+import { perfArgs } from './lib/args.ts';
 import { cgroupQuota } from './lib/cgroup.ts';
 import { quietBusyPercent } from './lib/machine.ts';
 import { ensureSysbench, sysbenchCpu, sysbenchVersion } from './lib/sysbench.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     profile: { type: 'string', default: 'quick' },
     quota: { type: 'string', default: '50' },

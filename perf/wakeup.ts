@@ -19,13 +19,13 @@ import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { RawRun } from '../src/bench/analysis.ts';
 import { percentiles } from '../src/bench/analysis.ts';
 import { runCommand } from '../src/lib/run-command.ts';
+import { perfArgs } from './lib/args.ts';
 import { type CyclictestResult, mergeCyclictest, runCyclictest } from './lib/cyclictest.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     cpu: { type: 'string', default: String(Math.max(0, availableParallelism() - 1)) },
     gaps: { type: 'string', default: '100,1000,10000' },

@@ -10,16 +10,16 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { estimateWorkloadCost } from '../src/advice/workload-cost.ts';
 import { publishedCosts } from '../src/advice/workload-costs.ts';
 import type { IdleCounterReader } from '../src/domain/workload.ts';
 import { observe } from '../src/platform/idle-delta.ts';
 import { createLinuxIdleReader } from '../src/platform/linux/idle-counters.ts';
 import { makeIdleTree } from '../test/support/idle-tree.ts';
+import { perfArgs } from './lib/args.ts';
 import { footer, header, verdict } from './lib/machine.ts';
 
-const { values } = parseArgs({ options: { reads: { type: 'string', default: '200' } } });
+const { values } = perfArgs(import.meta.filename, { options: { reads: { type: 'string', default: '200' } } });
 const reads = Math.max(10, Number(values.reads));
 
 /** CPU time (user + system) per call of `fn`, in ms, over `reads` calls after 10 to warm up. */

@@ -19,13 +19,13 @@
  */
 import { availableParallelism, setPriority } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { perfArgs } from './lib/args.ts';
 import { describePlan, PLANS } from './lib/emulation.ts';
 import { footer, header } from './lib/machine.ts';
 import { runWorkloadCheck, type Workload } from './lib/workload-run.ts';
 import { conditions, misranked, NONE, table, withinGoal } from './lib/workload-table.ts';
 
-const { values } = parseArgs({
+const { values } = perfArgs(import.meta.filename, {
   options: {
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '15' },
