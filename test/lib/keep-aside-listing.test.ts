@@ -103,7 +103,13 @@ describe('damaged-file listing of a watched directory', () => {
     }
   });
 
-  it('the watched state directory removed and made again: a kept copy in the new one is seen', async () => {
+  // Windows keeps a watched directory while the watch holds it open (delete pending): it cannot
+  // be made again under the same name until the watch lets go, so there is nothing to mistake.
+  const heldWhileWatched =
+    process.platform === 'win32' && 'Windows keeps a watched directory until the watch ends';
+  it('the watched state directory removed and made again: a kept copy in the new one is seen', {
+    skip: heldWhileWatched,
+  }, async () => {
     const parent = await mkdtemp(join(tmpdir(), 'powerplan-listing-'));
     const dir = join(parent, 'state');
     const store = new Store(dir);
