@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuMs, repoRoot } from './processes.ts';
+import { cpuMsOrZero, repoRoot } from './processes.ts';
 
 export interface EmulatedPlan {
   name: string;
@@ -85,9 +85,6 @@ const descendants = async (pid: number): Promise<number[]> => {
   return [pid, ...(await Promise.all(direct.map(descendants))).flat()];
 };
 
-const cpuMsOf = (pid: number | undefined): Promise<number> =>
-  pid === undefined ? Promise.resolve(0) : cpuMs(pid).catch(() => 0);
-
 /** Spawns a helper and resolves once it prints `ready` (rejects if it exits first). */
 const started = async (c: ChildProcess, what: string): Promise<() => string> => {
   let out = '';
@@ -147,8 +144,8 @@ export const planGroup = async (
       const n = (k: string) => Number(new RegExp(`^${k} (\\d+)`, 'm').exec(s)?.[1] ?? 0);
       return { nrThrottled: n('nr_throttled'), throttledMs: n('throttled_time') / 1e6 };
     },
-    emulationCpuMs: async () => (await cpuMsOf(controller?.pid)) + (await cpuMsOf(filler?.pid)),
-    fillerCpuMs: () => cpuMsOf(filler?.pid),
+    emulationCpuMs: async () => (await cpuMsOrZero(controller?.pid)) + (await cpuMsOrZero(filler?.pid)),
+    fillerCpuMs: () => cpuMsOrZero(filler?.pid),
     apply: async (plan) => {
       const r = plan.ramp;
       await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');

@@ -103,5 +103,11 @@ export const cpuMs = async (pid: number | 'self', { reaped = false } = {}): Prom
   return (ticks * 1000) / CLOCK_TICKS;
 };
 
+/** `cpuMs`, or 0 for no process or one that is gone. */
+export const cpuMsOrZero = (
+  pid: number | 'self' | undefined,
+  options?: { reaped?: boolean },
+): Promise<number> => (pid === undefined ? Promise.resolve(0) : cpuMs(pid, options).catch(() => 0));
+
 /** USER_HZ: 100 on every Linux architecture Node runs on. */
 const CLOCK_TICKS = 100;

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type EmulatedPlan, PLANS, type PlanGroup, planGroup } from './emulation.ts';
 import { makeDump, pacedRestore, pgbench } from './pg-load.ts';
 import { type Cluster, startCluster } from './postgres.ts';
-import { cpuMs } from './processes.ts';
+import { cpuMsOrZero } from './processes.ts';
 import { type Product, startProduct, type WorkloadRead } from './product.ts';
 
 export interface Workload {
@@ -80,7 +80,7 @@ export interface Calibration {
 }
 
 /** A process's CPU and that of its reaped children (0 once it is gone). */
-const procCpuMs = (pid: number | 'self'): Promise<number> => cpuMs(pid, { reaped: true }).catch(() => 0);
+const procCpuMs = (pid: number | 'self'): Promise<number> => cpuMsOrZero(pid, { reaped: true });
 
 const machineBusyMs = async (): Promise<number> => {
   const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
