@@ -40,6 +40,17 @@ export interface CpuCounters {
   wakeups: number | null;
 }
 
+/** One process's counters since it started (Linux procfs). */
+export interface TaskCounters {
+  pid: number;
+  /** CPU time it ran (us). */
+  runUs: number;
+  /** Times it went to sleep of its own accord: each ends a burst of its work. */
+  sleeps: number;
+  /** The CPU it last ran on. */
+  cpu: number;
+}
+
 export type CounterSource = 'cpuidle' | 'interrupts' | 'windows-counters';
 
 /** One read of every counter: cheap (files, or one counter query), no timer, no wake-up. */
@@ -53,6 +64,8 @@ export interface IdleSnapshot {
   /** The counters' own clock (s since boot), so deltas divide by the time the counters saw. */
   atS: number;
   cpus: CpuCounters[];
+  /** Every watched process's counters (Linux); absent or null where none are read. */
+  tasks?: TaskCounters[] | null;
 }
 
 /** Reads a snapshot; the one read per request or scrape. */
@@ -98,6 +111,13 @@ export const ObservedCpu = z
       .nullable()
       .describe('Idle entries (or wake-ups) per second on this CPU.'),
     meanIdlePeriodUs: z.number().nullable().describe('Mean idle period on this CPU (us).'),
+    workBurstsPerSecond: z
+      .number()
+      .nullable()
+      .optional()
+      .describe(
+        "Bursts of work per second on this CPU: its processes' sleeps, each counting at most its share of 1 ms of CPU, at most the CPU's wake-ups; null where processes are not read.",
+      ),
   })
   .meta({ id: 'ObservedCpu', description: 'One CPU over the observed window.' });
 export type ObservedCpu = z.infer<typeof ObservedCpu>;
@@ -132,6 +152,17 @@ export const WorkloadObservation = z
       .number()
       .nullable()
       .describe('Mean busy period between wake-ups (us): busy time / idle entries.'),
+    workBurstsPerSecond: z
+      .number()
+      .nullable()
+      .optional()
+      .describe(
+        'Bursts of work per second, summed over CPUs: the times the processes that ran went to sleep of their own accord (a burst shorter than 1 ms of CPU counts as its share of one), per CPU at most its wake-ups. Wake-ups that carry no work end no burst. Null where processes are not read (Windows) or they cover less than half the busy time.',
+      ),
+    workCoveredShare: share
+      .nullable()
+      .optional()
+      .describe('Share of the busy time the processes read account for (0..1); null where none are read.'),
     states: z
       .array(ObservedState)
       .describe('The idle states, shallowest first; empty without per-state counters.'),

@@ -92,6 +92,38 @@ const cpuDelta = (cur: CpuCounters, prev: CpuCounters, busyTickHz: number | null
   return negative ? null : delta;
 };
 
+/** A burst of less CPU than this counts as its share of one: a clock answers to work, not to a blip. */
+export const WORK_UNIT_US = 1000;
+/** Below this share of the busy time accounted for by the processes read, their bursts are not used. */
+export const MIN_WORK_COVERAGE = 0.5;
+
+/**
+ * The processes' bursts of work in the window, per CPU they last ran on, and the CPU time they
+ * ran in all. Each voluntary sleep ends a burst; a process whose bursts average less than
+ * WORK_UNIT_US counts its CPU time in units of it instead (a timer that wakes a process for 20 us
+ * does not end an idle gap for a clock). A process new since the last read, or a pid reused, did
+ * all of its counting in the window. Null when either read has no process counters.
+ */
+const taskBursts = (
+  prev: IdleSnapshot | null,
+  cur: IdleSnapshot,
+): { perCpu: Map<number, number>; runUs: number } | null => {
+  if (!cur.tasks || (prev && !prev.tasks)) return null;
+  const before = new Map((prev?.tasks ?? []).map((t) => [t.pid, t]));
+  const perCpu = new Map<number, number>();
+  let runUs = 0;
+  for (const t of cur.tasks) {
+    const p = before.get(t.pid);
+    const same = p !== undefined && t.runUs >= p.runUs && t.sleeps >= p.sleeps;
+    const run = same ? t.runUs - p.runUs : t.runUs;
+    const sleeps = same ? t.sleeps - p.sleeps : t.sleeps;
+    if (run <= 0) continue;
+    runUs += run;
+    perCpu.set(t.cpu, (perCpu.get(t.cpu) ?? 0) + Math.min(sleeps, run / WORK_UNIT_US));
+  }
+  return { perCpu, runUs };
+};
+
 const sum = (xs: (number | null)[]): number | null =>
   xs.some((x) => x !== null) ? xs.reduce<number>((s, x) => s + (x ?? 0), 0) : null;
 
@@ -115,6 +147,14 @@ export const observe = (
   const entries = sum(deltas.map((c) => c.entries));
   const idle = sum(deltas.map(idleOf));
   const perSecond = (n: number | null) => (n === null || windowS <= 0 ? null : round(n / windowS));
+  const tasks = taskBursts(prev, cur);
+  const covered = tasks && busy ? round(Math.min(tasks.runUs / busy, 1), 4) : null;
+  // A CPU's bursts of work are at most its wake-ups: processes taking turns within one busy period
+  // each sleep once.
+  const burstsOf = (c: CpuDelta): number | null =>
+    tasks && covered !== null && covered >= MIN_WORK_COVERAGE
+      ? Math.min(tasks.perCpu.get(c.cpu) ?? 0, c.entries ?? Number.POSITIVE_INFINITY)
+      : null;
   const mean = (t: number | null, n: number | null) => (t === null || !n ? null : round(t / n));
   const stateNames = deltas.find((c) => c.states.length)?.states ?? [];
   const idleStatesTime = sum(deltas.flatMap((c) => c.states.map((s) => s.timeUs))) ?? 0;
@@ -138,6 +178,7 @@ export const observe = (
       busyShare: c.busyUs !== null && c.totalUs ? round(Math.min(c.busyUs / c.totalUs, 1), 4) : null,
       idleEntriesPerSecond: perSecond(c.entries),
       meanIdlePeriodUs: mean(idleOf(c), c.entries),
+      workBurstsPerSecond: perSecond(burstsOf(c)),
     }))
     .sort((a, b) => (b.busyShare ?? 0) - (a.busyShare ?? 0) || a.cpu - b.cpu);
   return {
@@ -150,6 +191,8 @@ export const observe = (
     idleEntriesPerSecond: perSecond(entries),
     meanIdlePeriodUs: mean(idle, entries),
     meanBusyPeriodUs: mean(busy, entries),
+    workBurstsPerSecond: perSecond(sum(deltas.map(burstsOf))),
+    workCoveredShare: covered,
     states,
     perCpu: perCpu.slice(0, PER_CPU_LIMIT),
     perCpuTruncated: perCpu.length > PER_CPU_LIMIT,

@@ -2,8 +2,8 @@
  * The live idle counters of a Linux host, read passively (no timer, no wake-up, no program): per
  * CPU and idle state `usage`, `time`, `above`, `below` and `disable` from sysfs cpuidle, busy and
  * idle time per CPU from /proc/stat, the counters' clock from /proc/uptime, and, on a kernel
- * without a cpuidle driver, the interrupts each CPU took (/proc/interrupts) as wake-ups. What does
- * not change between reads (the CPUs, each state's name and exit latency) is read once and again
+ * without a cpuidle driver, the interrupts each CPU took (/proc/interrupts) as wake-ups; and each
+ * process's own bursts of work (task-bursts.ts). What does not change between reads (the CPUs, each state's name and exit latency) is read once and again
  * only when the set of online CPUs changes.
  *
  * Grammar of the lines read:
@@ -15,6 +15,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { CpuCounters, IdleCounterReader, IdleSnapshot, StateCounters } from '../../domain/workload.ts';
+import { createTaskReader } from './task-bursts.ts';
 
 /** USER_HZ: the unit of /proc/stat, 100 on every Linux architecture the kernel exports it for. */
 const USER_HZ = 100;
@@ -170,6 +171,7 @@ export const createLinuxIdleReader = (o: LinuxIdleReaderOptions): IdleCounterRea
   let layout = new Map<number, StaticState[]>();
   // Read once, on the first read without a cpuidle driver (the only case that needs it).
   let busyTickHz: number | null | undefined;
+  const readTasks = createTaskReader(o.procfsRoot);
   return async (): Promise<IdleSnapshot> => {
     const atS = Number((readText(join(o.procfsRoot, 'uptime')) ?? '').trim().split(/\s+/)[0]);
     const stat = parseProcStat(readText(join(o.procfsRoot, 'stat')) ?? '');
@@ -198,6 +200,7 @@ export const createLinuxIdleReader = (o: LinuxIdleReaderOptions): IdleCounterRea
       ...(counted ? {} : { busyTickHz }),
       atS: Number.isFinite(atS) ? atS : 0,
       cpus,
+      tasks: readTasks(),
     };
   };
 };

@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { estimateWorkloadCost, type PlanCosts } from '../../src/advice/workload-cost.ts';
+import type { IdleSnapshot, TaskCounters, WorkloadObservation } from '../../src/domain/workload.ts';
+import { MIN_WORK_COVERAGE, observe } from '../../src/platform/idle-delta.ts';
+import {
+  createTaskReader,
+  parseSchedstatRunNs,
+  parseStatCpu,
+  parseVoluntarySwitches,
+} from '../../src/platform/linux/task-bursts.ts';
+
+/** A stat line as Linux 6.x prints it, with `cpu` in field 39 and a name that holds `) (`. */
+const statLine = (pid: number, cpu: number, comm = 'postgres: bench) (x') =>
+  `${pid} (${comm}) S 1 ${pid} ${pid} 0 -1 4194560 ${Array.from({ length: 29 }, (_, i) => i).join(' ')} ${cpu} 0 0 0 0 0\n`;
+
+const writeTask = async (proc: string, pid: number, runNs: number, sleeps: number, cpu: number) => {
+  const dir = join(proc, String(pid));
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'schedstat'), `${runNs} 1000 ${sleeps + 3}\n`);
+  await writeFile(
+    join(dir, 'status'),
+    `Name:\tpostgres\nvoluntary_ctxt_switches:\t${sleeps}\nnonvoluntary_ctxt_switches:\t3\n`,
+  );
+  await writeFile(join(dir, 'stat'), statLine(pid, cpu));
+};
+
+describe('the work bursts of the processes (Linux procfs)', () => {
+  it('parses schedstat, status and stat, and refuses text it does not know', () => {
+    assert.equal(parseSchedstatRunNs('123456789 2000 17\n'), 123456789);
+    assert.equal(parseSchedstatRunNs('garbage'), null);
+    assert.equal(
+      parseVoluntarySwitches('Name:\tx\nvoluntary_ctxt_switches:\t42\nnonvoluntary_ctxt_switches:\t7\n'),
+      42,
+    );
+    assert.equal(parseVoluntarySwitches('Name:\tx\n'), null);
+    assert.equal(parseStatCpu(statLine(7, 13)), 13);
+    assert.equal(parseStatCpu('7 (x) S 1'), null);
+  });
+
+  it('reads every process, keeps the count of one that did not run, drops one that is gone, and keeps to its limit, newest first', async () => {
+    const proc = await mkdtemp(join(tmpdir(), 'powerplan-tasks-'));
+    try {
+      await writeTask(proc, 100, 5_000_000, 10, 0);
+      await writeTask(proc, 200, 1_000_000, 4, 1);
+      await writeFile(join(proc, 'uptime'), '1.0 1.0\n');
+      const read = createTaskReader(proc);
+      const byPid = (ts: TaskCounters[] | null) => new Map((ts ?? []).map((t) => [t.pid, t]));
+      const first = byPid(read());
+      assert.deepEqual(first.get(100), { pid: 100, runUs: 5000, sleeps: 10, cpu: 0 });
+      assert.deepEqual(first.get(200), { pid: 200, runUs: 1000, sleeps: 4, cpu: 1 });
+      // Its status changes but it did not run (schedstat the same): not read again.
+      await writeFile(join(proc, '200', 'status'), 'voluntary_ctxt_switches:\t99\n');
+      // This one ran and slept twice more.
+      await writeTask(proc, 100, 9_000_000, 12, 1);
+      const second = byPid(read());
+      assert.equal(second.get(200)?.sleeps, 4);
+      assert.deepEqual(second.get(100), { pid: 100, runUs: 9000, sleeps: 12, cpu: 1 });
+      await rm(join(proc, '200'), { recursive: true });
+      assert.deepEqual([...byPid(read()).keys()], [100]);
+      const limited = createTaskReader(proc, 1);
+      await writeTask(proc, 300, 1_000, 1, 0);
+      assert.deepEqual(
+        (limited() ?? []).map((t) => t.pid),
+        [300],
+      );
+      assert.equal(createTaskReader(join(proc, 'nope'))(), null);
+    } finally {
+      await rm(proc, { recursive: true, force: true });
+    }
+  });
+
+  const snap = (
+    atS: number,
+    wakeups: number,
+    busyUs: number,
+    tasks: TaskCounters[] | null,
+  ): IdleSnapshot => ({
+    source: 'interrupts',
+    busyTickHz: null,
+    atS,
+    cpus: [
+      { cpu: 0, busyUs, totalUs: atS * 1e6, idleUs: atS * 1e6 - busyUs, states: [], wakeups },
+      { cpu: 1, busyUs: 0, totalUs: atS * 1e6, idleUs: atS * 1e6, states: [], wakeups: 0 },
+    ],
+    tasks,
+  });
+
+  it('wake-ups that carry no work end no burst: 5 queries a second among 100 wake-ups are 5 bursts, plus the client blips as their share of 1 ms', () => {
+    // Over 10 s on CPU 0: 1,000 wake-ups; a backend ran 50 bursts of 10 ms; its client 100 of 30 us.
+    const before = snap(10, 0, 0, [
+      { pid: 10, runUs: 0, sleeps: 0, cpu: 0 },
+      { pid: 11, runUs: 0, sleeps: 0, cpu: 0 },
+    ]);
+    const after = snap(20, 1000, 503_000, [
+      { pid: 10, runUs: 500_000, sleeps: 50, cpu: 0 },
+      { pid: 11, runUs: 3000, sleeps: 100, cpu: 0 },
+      // Born in the window: all of its count is the window's.
+      { pid: 12, runUs: 20_000, sleeps: 2, cpu: 0 },
+    ]);
+    const o = observe(before, after, 'previous-read');
+    assert.equal(o.idleEntriesPerSecond, 100);
+    // 50 + min(100, 3 ms / 1 ms) + 2 = 55 bursts in 10 s.
+    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.workBurstsPerSecond, 5.5);
+    assert.equal(o.perCpu.find((c) => c.cpu === 1)?.workBurstsPerSecond, 0);
+    assert.equal(o.workBurstsPerSecond, 5.5);
+    assert.equal(o.workCoveredShare, 1);
+    // A CPU's bursts are at most its wake-ups.
+    const few = observe(before, snap(20, 20, 503_000, after.tasks!), 'previous-read');
+    assert.equal(few.perCpu.find((c) => c.cpu === 0)?.workBurstsPerSecond, 2);
+  });
+
+  it('processes that cover too little of the busy time (a threaded server) give no bursts; nor does a read without processes', () => {
+    const before = snap(10, 0, 0, [{ pid: 10, runUs: 0, sleeps: 0, cpu: 0 }]);
+    const after = snap(20, 1000, 500_000, [
+      { pid: 10, runUs: 500_000 * (MIN_WORK_COVERAGE - 0.1), sleeps: 50, cpu: 0 },
+    ]);
+    const o = observe(before, after, 'previous-read');
+    assert.equal(o.workBurstsPerSecond, null);
+    assert.equal(o.workCoveredShare, MIN_WORK_COVERAGE - 0.1);
+    assert.equal(
+      observe(snap(10, 0, 0, null), snap(20, 1000, 500_000, null), 'previous-read').workBurstsPerSecond,
+      null,
+    );
+  });
+
+  it("the clock's gaps are idle time per burst of work: the same counters estimate the ramp of 200 ms gaps, not of 10 ms ones", () => {
+    // A clock that falls after 20 ms idle and then costs a burst 8 ms.
+    const costs: PlanCosts = {
+      basis: 'benchmark',
+      wake: [],
+      ramp: [
+        {
+          gapUs: 10_000,
+          lossUs: { mid: 0, low: 0, high: 0 },
+          rampUs: 40_000,
+          startSlowdown: { mid: 0, low: 0, high: 0 },
+          unitUs: 1000,
+        },
+        {
+          gapUs: 20_000,
+          lossUs: { mid: 8000, low: 7000, high: 9000 },
+          rampUs: 40_000,
+          startSlowdown: { mid: 0, low: 0, high: 0 },
+          unitUs: 1000,
+        },
+        {
+          gapUs: 1_000_000,
+          lossUs: { mid: 8000, low: 7000, high: 9000 },
+          rampUs: 40_000,
+          startSlowdown: { mid: 0, low: 0, high: 0 },
+          unitUs: 1000,
+        },
+      ],
+    };
+    const o = (bursts: number | null): WorkloadObservation => ({
+      source: 'interrupts',
+      since: 'previous-read',
+      windowSeconds: 10,
+      cpus: 1,
+      busyShare: 0.2,
+      busySeconds: 2,
+      idleEntriesPerSecond: 80,
+      meanIdlePeriodUs: 10_000,
+      meanBusyPeriodUs: 2500,
+      workBurstsPerSecond: bursts,
+      workCoveredShare: bursts === null ? null : 1,
+      states: [],
+      perCpu: [
+        {
+          cpu: 0,
+          busyShare: 0.2,
+          idleEntriesPerSecond: 80,
+          meanIdlePeriodUs: 10_000,
+          workBurstsPerSecond: bursts,
+        },
+      ],
+      perCpuTruncated: false,
+    });
+    const byWakeups = estimateWorkloadCost(o(null), costs).estimate!;
+    const byWork = estimateWorkloadCost(o(4), costs).estimate!;
+    // 4 bursts a second of 50 ms busy after gaps of 200 ms mean: nearly each loses its 8 ms of 200 ms.
+    assert.ok(byWork.rampPercent > 15 && byWork.rampPercent < 25, String(byWork.rampPercent));
+    assert.ok(
+      byWakeups.rampPercent < byWork.rampPercent / 2,
+      `${byWakeups.rampPercent} vs ${byWork.rampPercent}`,
+    );
+    // No burst of work at all on the CPU: no ramp.
+    assert.equal(estimateWorkloadCost(o(0), costs).estimate!.rampPercent, 0);
+  });
+});
