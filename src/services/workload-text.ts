@@ -36,7 +36,8 @@ export const formatWorkloadCost = (w: WorkloadCost): string => {
     w.summary,
     '',
     `observed: ${o.cpus} CPU(s), ${o.source}, busy ${o.busyShare === null ? '-' : `${Math.round(o.busyShare * 1000) / 10}%`}, ` +
-      `${n(o.idleEntriesPerSecond)} idle entries/s, mean idle ${n(o.meanIdlePeriodUs, ' us')}, mean busy ${n(o.meanBusyPeriodUs, ' us')}`,
+      `${n(o.idleEntriesPerSecond)} idle entries/s, mean idle ${n(o.meanIdlePeriodUs, ' us')}, mean busy ${n(o.meanBusyPeriodUs, ' us')}` +
+      (o.workBurstsPerSecond != null ? `, ${o.workBurstsPerSecond} bursts of work/s` : ''),
     ...o.states.map(
       (s) =>
         `  ${s.name}: ${Math.round(s.share * 1000) / 10}% of idle, ${s.entriesPerSecond}/s, mean ${n(s.meanPeriodUs, ' us')}, exit latency ${n(s.exitLatencyUs, ' us')}` +
