@@ -131,26 +131,15 @@ const avg = (gaps: readonly number[], f: (g: number) => number) =>
   gaps.reduce((s, g) => s + f(g), 0) / gaps.length;
 
 /**
- * One CPU's pattern over the window, as the clock sees it: how often work arrived (bursts of work
- * per second where the processes' own sleeps are counted, else wake-ups), the mean idle time
- * between them and the busy time per second. The clock ramps per core, and a mean over CPUs mixes
- * a busy core's short gaps with an idle core's long ones, so the ramp half is taken CPU by CPU.
+ * One CPU's pattern over the window: wake-ups per second, its mean idle period and busy time per
+ * second. The clock ramps per core, and a mean over CPUs mixes a busy core's short gaps with an
+ * idle core's long ones, so the ramp half is taken CPU by CPU.
  */
 interface CpuPattern {
   entriesPerSecond: number;
   meanIdleUs: number;
   busyUsPerSecond: number;
 }
-
-/**
- * Where bursts of work were counted, the idle time between wake-ups is spread over them instead:
- * a wake-up that carries no work (a timer, an interrupt) does not end an idle gap for a clock, so
- * the gaps that set off its ramp are idle time / bursts, not idle time / wake-ups.
- */
-const byWork = (entries: number, meanIdleUs: number, bursts: number | null | undefined) =>
-  bursts === null || bursts === undefined || bursts <= 0 || bursts >= entries
-    ? { entriesPerSecond: bursts === 0 ? 0 : entries, meanIdleUs }
-    : { entriesPerSecond: bursts, meanIdleUs: (meanIdleUs * entries) / bursts };
 
 /**
  * The CPUs listed one by one, and the rest (beyond the listed busiest) as one more pattern made of
@@ -164,7 +153,8 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
     c.busyShare !== null && c.idleEntriesPerSecond && c.meanIdlePeriodUs !== null
       ? [
           {
-            ...byWork(c.idleEntriesPerSecond, c.meanIdlePeriodUs, c.workBurstsPerSecond),
+            entriesPerSecond: c.idleEntriesPerSecond,
+            meanIdleUs: c.meanIdlePeriodUs,
             busyUsPerSecond: c.busyShare * 1e6,
           },
         ]
@@ -172,14 +162,10 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
   );
   if (!listed.length)
     return [
-      {
-        ...byWork(totalEntries, o.meanIdlePeriodUs ?? 0, o.workBurstsPerSecond),
-        busyUsPerSecond: totalBusy,
-      },
+      { entriesPerSecond: totalEntries, meanIdleUs: o.meanIdlePeriodUs ?? 0, busyUsPerSecond: totalBusy },
     ];
   const restCpus = o.cpus - listed.length;
-  const restEntries =
-    (o.workBurstsPerSecond ?? totalEntries) - listed.reduce((n, c) => n + c.entriesPerSecond, 0);
+  const restEntries = totalEntries - listed.reduce((n, c) => n + c.entriesPerSecond, 0);
   const restBusy = totalBusy - listed.reduce((n, c) => n + c.busyUsPerSecond, 0);
   if (restCpus > 0 && restEntries > 0 && restBusy >= 0)
     listed.push({
@@ -232,9 +218,8 @@ interface Totals {
  *   where the system has idle states to choose from: without a cpuidle driver (a virtual
  *   machine's halt) the wake-up time is the hypervisor's, the same under every plan, and none of
  *   it is the plan's;
- * - the ramp half, per CPU: each burst of work (each wake-up where bursts are not counted) pays the
- *   ramp loss after a gap drawn from that CPU's idle periods between them (split as the idle states
- *   split them, idleGapsOf), for a busy period of that CPU's mean.
+ * - the ramp half, per CPU: each wake-up pays the ramp loss after a gap drawn from that CPU's idle
+ *   periods (split as the idle states split them, idleGapsOf), for a busy period of that CPU's mean.
  * The share is of the work: the busy time observed less the ramp's loss, which it contains.
  */
 const totals = (
@@ -260,6 +245,7 @@ const totals = (
     wake += s.entriesPerSecond * perEntry;
   }
   let ramp = 0;
+  let entries = 0;
   const split = statesOf(o).flatMap((s) =>
     s.meanPeriodUs ? [{ entriesPerSecond: s.entriesPerSecond, meanPeriodUs: s.meanPeriodUs }] : [],
   );
@@ -269,6 +255,7 @@ const totals = (
     const gaps = idleGapsOf(split, c.meanIdleUs, shape);
     ramp +=
       c.entriesPerSecond * gaps.reduce((t, g) => t + g.weight * rampLossAt(costs, g.gapUs, busyUs, pick), 0);
+    entries += c.entriesPerSecond;
   }
   // Under the plan in force the busy time observed holds what the ramp lost (a core running slowly
   // is busy), so the work itself is the busy time less that loss; a wake-up is spent idle.
@@ -278,7 +265,7 @@ const totals = (
     percent: pct(wake + ramp),
     wakePercent: pct(wake),
     rampPercent: pct(ramp),
-    perWakeupUs: o.idleEntriesPerSecond ? (wake + ramp) / o.idleEntriesPerSecond : 0,
+    perWakeupUs: entries ? (wake + ramp) / entries : 0,
   };
 };
 

@@ -3,8 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { estimateWorkloadCost, type PlanCosts } from '../../src/advice/workload-cost.ts';
-import type { IdleSnapshot, TaskCounters, WorkloadObservation } from '../../src/domain/workload.ts';
+import type { IdleSnapshot, TaskCounters } from '../../src/domain/workload.ts';
 import { MIN_WORK_COVERAGE, observe } from '../../src/platform/idle-delta.ts';
 import {
   createTaskReader,
@@ -125,70 +124,5 @@ describe('the work bursts of the processes (Linux procfs)', () => {
       observe(snap(10, 0, 0, null), snap(20, 1000, 500_000, null), 'previous-read').workBurstsPerSecond,
       null,
     );
-  });
-
-  it("the clock's gaps are idle time per burst of work: the same counters estimate the ramp of 200 ms gaps, not of 10 ms ones", () => {
-    // A clock that falls after 20 ms idle and then costs a burst 8 ms.
-    const costs: PlanCosts = {
-      basis: 'benchmark',
-      wake: [],
-      ramp: [
-        {
-          gapUs: 10_000,
-          lossUs: { mid: 0, low: 0, high: 0 },
-          rampUs: 40_000,
-          startSlowdown: { mid: 0, low: 0, high: 0 },
-          unitUs: 1000,
-        },
-        {
-          gapUs: 20_000,
-          lossUs: { mid: 8000, low: 7000, high: 9000 },
-          rampUs: 40_000,
-          startSlowdown: { mid: 0, low: 0, high: 0 },
-          unitUs: 1000,
-        },
-        {
-          gapUs: 1_000_000,
-          lossUs: { mid: 8000, low: 7000, high: 9000 },
-          rampUs: 40_000,
-          startSlowdown: { mid: 0, low: 0, high: 0 },
-          unitUs: 1000,
-        },
-      ],
-    };
-    const o = (bursts: number | null): WorkloadObservation => ({
-      source: 'interrupts',
-      since: 'previous-read',
-      windowSeconds: 10,
-      cpus: 1,
-      busyShare: 0.2,
-      busySeconds: 2,
-      idleEntriesPerSecond: 80,
-      meanIdlePeriodUs: 10_000,
-      meanBusyPeriodUs: 2500,
-      workBurstsPerSecond: bursts,
-      workCoveredShare: bursts === null ? null : 1,
-      states: [],
-      perCpu: [
-        {
-          cpu: 0,
-          busyShare: 0.2,
-          idleEntriesPerSecond: 80,
-          meanIdlePeriodUs: 10_000,
-          workBurstsPerSecond: bursts,
-        },
-      ],
-      perCpuTruncated: false,
-    });
-    const byWakeups = estimateWorkloadCost(o(null), costs).estimate!;
-    const byWork = estimateWorkloadCost(o(4), costs).estimate!;
-    // 4 bursts a second of 50 ms busy after gaps of 200 ms mean: nearly each loses its 8 ms of 200 ms.
-    assert.ok(byWork.rampPercent > 15 && byWork.rampPercent < 25, String(byWork.rampPercent));
-    assert.ok(
-      byWakeups.rampPercent < byWork.rampPercent / 2,
-      `${byWakeups.rampPercent} vs ${byWork.rampPercent}`,
-    );
-    // No burst of work at all on the CPU: no ramp.
-    assert.equal(estimateWorkloadCost(o(0), costs).estimate!.rampPercent, 0);
   });
 });

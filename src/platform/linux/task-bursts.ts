@@ -9,7 +9,7 @@
  * the processes that ran since the last read: a process that did not run cannot have gone to
  * sleep, so its count from the last read still holds. Bounded: at most MAX_TASKS processes are
  * watched (3 descriptors each), the newest first; the observation says how much of the busy time
- * they cover. Measured: about 5 us per process and read (docs/PERFORMANCE.md).
+ * they cover. Measured: about 5 us per process and read (docs/ADVICE.md, "Work bursts").
  * Threads other than a process's first are not read (a threaded server's workers are left out,
  * and the coverage shows it).
  *
