@@ -49,6 +49,8 @@ export interface TaskCounters {
   sleeps: number;
   /** The CPU it last ran on. */
   cpu: number;
+  /** When it started (s since boot, the clock of `IdleSnapshot.atS`); absent where not known. */
+  startS?: number;
 }
 
 export type CounterSource = 'cpuidle' | 'interrupts' | 'windows-counters';

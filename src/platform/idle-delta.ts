@@ -102,7 +102,8 @@ export const MIN_WORK_COVERAGE = 0.5;
  * ran in all. Each voluntary sleep ends a burst; a process whose bursts average less than
  * WORK_UNIT_US counts its CPU time in units of it instead (a timer that wakes a process for 20 us
  * does not end an idle gap for a clock). A process new since the last read, or a pid reused, did
- * all of its counting in the window. Null when either read has no process counters.
+ * all of its counting in the window; one that only began to be watched, though it started before
+ * the last read, is left out. Null when either read has no process counters.
  */
 const taskBursts = (
   prev: IdleSnapshot | null,
@@ -114,6 +115,10 @@ const taskBursts = (
   let runUs = 0;
   for (const t of cur.tasks) {
     const p = before.get(t.pid);
+    // Not in the previous read though it started before it (it took the place of a newer process
+    // that ended, or another consumer's read began watching it): its counts span more than the
+    // window, so it sits this one out.
+    if (!p && prev && t.startS !== undefined && t.startS < prev.atS) continue;
     const same = p !== undefined && t.runUs >= p.runUs && t.sleeps >= p.sleeps;
     const run = same ? t.runUs - p.runUs : t.runUs;
     const sleeps = same ? t.sleeps - p.sleeps : t.sleeps;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,12 +10,27 @@ import {
   createTaskReader,
   parseSchedstatRunNs,
   parseStatCpu,
+  parseStatStartS,
   parseVoluntarySwitches,
 } from '../../src/platform/linux/task-bursts.ts';
 
-/** A stat line as Linux 6.x prints it, with `cpu` in field 39 and a name that holds `) (`. */
+/** A stat line as Linux 6.x prints it, with `cpu` in field 39, its start (12 ticks after boot) in field 22 and a name that holds `) (`. */
 const statLine = (pid: number, cpu: number, comm = 'postgres: bench) (x') =>
   `${pid} (${comm}) S 1 ${pid} ${pid} 0 -1 4194560 ${Array.from({ length: 29 }, (_, i) => i).join(' ')} ${cpu} 0 0 0 0 0\n`;
+
+/** The pids whose procfs files this process holds open under `proc`, one entry per descriptor. */
+const openUnder = (proc: string): number[] =>
+  readdirSync('/proc/self/fd')
+    .flatMap((fd) => {
+      try {
+        return [readlinkSync(join('/proc/self/fd', fd))];
+      } catch {
+        return [];
+      }
+    })
+    .filter((target) => target.startsWith(`${proc}/`))
+    .map((target) => Number(target.slice(proc.length + 1).split('/')[0]))
+    .sort((a, b) => a - b);
 
 const writeTask = async (proc: string, pid: number, runNs: number, sleeps: number, cpu: number) => {
   const dir = join(proc, String(pid));
@@ -38,6 +54,8 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     assert.equal(parseVoluntarySwitches('Name:\tx\n'), null);
     assert.equal(parseStatCpu(statLine(7, 13)), 13);
     assert.equal(parseStatCpu('7 (x) S 1'), null);
+    assert.equal(parseStatStartS(statLine(7, 13)), 0.12);
+    assert.equal(parseStatStartS('7 (x) S 1'), null);
   });
 
   it('reads every process, keeps the count of one that did not run, drops one that is gone, and keeps to its limit, newest first', async () => {
@@ -49,15 +67,15 @@ describe('the work bursts of the processes (Linux procfs)', () => {
       const read = createTaskReader(proc);
       const byPid = (ts: TaskCounters[] | null) => new Map((ts ?? []).map((t) => [t.pid, t]));
       const first = byPid(read());
-      assert.deepEqual(first.get(100), { pid: 100, runUs: 5000, sleeps: 10, cpu: 0 });
-      assert.deepEqual(first.get(200), { pid: 200, runUs: 1000, sleeps: 4, cpu: 1 });
+      assert.deepEqual(first.get(100), { pid: 100, runUs: 5000, sleeps: 10, cpu: 0, startS: 0.12 });
+      assert.deepEqual(first.get(200), { pid: 200, runUs: 1000, sleeps: 4, cpu: 1, startS: 0.12 });
       // Its status changes but it did not run (schedstat the same): not read again.
       await writeFile(join(proc, '200', 'status'), 'voluntary_ctxt_switches:\t99\n');
       // This one ran and slept twice more.
       await writeTask(proc, 100, 9_000_000, 12, 1);
       const second = byPid(read());
       assert.equal(second.get(200)?.sleeps, 4);
-      assert.deepEqual(second.get(100), { pid: 100, runUs: 9000, sleeps: 12, cpu: 1 });
+      assert.deepEqual(second.get(100), { pid: 100, runUs: 9000, sleeps: 12, cpu: 1, startS: 0.12 });
       await rm(join(proc, '200'), { recursive: true });
       assert.deepEqual([...byPid(read()).keys()], [100]);
       const limited = createTaskReader(proc, 1);
@@ -67,6 +85,42 @@ describe('the work bursts of the processes (Linux procfs)', () => {
         [300],
       );
       assert.equal(createTaskReader(join(proc, 'nope'))(), null);
+    } finally {
+      await rm(proc, { recursive: true, force: true });
+    }
+  });
+
+  it('past its limit it watches the newest processes: one started later is read, the oldest gives up its place and its descriptors', {
+    skip: process.platform !== 'linux' && 'lists its descriptors from /proc/self/fd',
+  }, async () => {
+    const proc = await mkdtemp(join(tmpdir(), 'powerplan-tasks-'));
+    try {
+      for (const pid of [10, 20, 30]) await writeTask(proc, pid, 1_000_000, 1, 0);
+      const read = createTaskReader(proc, 3);
+      const pids = () => (read() ?? []).map((t) => t.pid);
+      assert.deepEqual(pids(), [30, 20, 10]);
+      // Three descriptors each (schedstat, status, stat), kept open between reads.
+      assert.deepEqual(openUnder(proc), [10, 10, 10, 20, 20, 20, 30, 30, 30]);
+      // Two connections open while the three live: they are read, 10 and 20 are dropped and closed.
+      await writeTask(proc, 40, 2_000_000, 5, 1);
+      await writeTask(proc, 50, 3_000_000, 7, 1);
+      const after = read() ?? [];
+      assert.deepEqual(
+        after.map((t) => [t.pid, t.runUs, t.sleeps, t.cpu]),
+        [
+          [50, 3000, 7, 1],
+          [40, 2000, 5, 1],
+          [30, 1000, 1, 0],
+        ],
+      );
+      assert.deepEqual(openUnder(proc), [30, 30, 30, 40, 40, 40, 50, 50, 50]);
+      // One ends: the newest of the rest takes its place again.
+      await rm(join(proc, '50'), { recursive: true });
+      assert.deepEqual(pids(), [40, 30, 20]);
+      assert.deepEqual(openUnder(proc), [20, 20, 20, 30, 30, 30, 40, 40, 40]);
+      // One that cannot be read takes no place.
+      await mkdir(join(proc, '60'));
+      assert.deepEqual(pids(), [40, 30, 20]);
     } finally {
       await rm(proc, { recursive: true, force: true });
     }
@@ -110,6 +164,22 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     // A CPU's bursts are at most its wake-ups.
     const few = observe(before, snap(20, 20, 503_000, after.tasks!), 'previous-read');
     assert.equal(few.perCpu.find((c) => c.cpu === 0)?.workBurstsPerSecond, 2);
+  });
+
+  it("a process watched only since it took a newer one's place sits the window out; one started in the window counts whole", () => {
+    const before = snap(10, 0, 0, [{ pid: 50, runUs: 0, sleeps: 0, cpu: 0 }]);
+    const after = snap(20, 1000, 500_000, [
+      { pid: 50, runUs: 400_000, sleeps: 40, cpu: 0, startS: 9 },
+      // Started at boot, running for hours, first read now: its lifetime is not this window's.
+      { pid: 30, runUs: 3_600_000_000, sleeps: 900_000, cpu: 0, startS: 0.5 },
+      // Started 5 s into the window.
+      { pid: 60, runUs: 100_000, sleeps: 10, cpu: 0, startS: 15 },
+    ]);
+    const o = observe(before, after, 'previous-read');
+    assert.equal(o.workCoveredShare, 1);
+    assert.equal(o.workBurstsPerSecond, 5);
+    // Against boot every process did all of its counting in the window: its 1000 wake-ups in 20 s bound them.
+    assert.equal(observe(null, after, 'boot').workBurstsPerSecond, 50);
   });
 
   it('processes that cover too little of the busy time (a threaded server) give no bursts; nor does a read without processes', () => {

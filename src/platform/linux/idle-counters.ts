@@ -15,10 +15,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { CpuCounters, IdleCounterReader, IdleSnapshot, StateCounters } from '../../domain/workload.ts';
-import { createTaskReader } from './task-bursts.ts';
+import { createTaskReader, USER_HZ } from './task-bursts.ts';
 
-/** USER_HZ: the unit of /proc/stat, 100 on every Linux architecture the kernel exports it for. */
-const USER_HZ = 100;
 const US_PER_TICK = 1_000_000 / USER_HZ;
 
 /** One sysfs or procfs file, read whole (readFileSync reads on to the end where stat says size 0). */

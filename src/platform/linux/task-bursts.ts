@@ -8,7 +8,8 @@
  * /proc/<pid>/schedstat (sub-microsecond kernel work), and two more (`status`, `stat`) only for
  * the processes that ran since the last read: a process that did not run cannot have gone to
  * sleep, so its count from the last read still holds. Bounded: at most MAX_TASKS processes are
- * watched (3 descriptors each), the newest first; the observation says how much of the busy time
+ * watched (3 descriptors each): at each read the newest that can be read, an older one closed
+ * when a newer one takes its place; the observation says how much of the busy time
  * they cover. Measured: about 5 us per process and read (docs/ADVICE.md, "Work bursts").
  * Threads other than a process's first are not read (a threaded server's workers are left out,
  * and the coverage shows it).
@@ -16,7 +17,7 @@
  * Grammar of the lines read:
  *   /proc/<pid>/schedstat  `<run ns> <wait ns> <timeslices>`
  *   /proc/<pid>/status     a line `voluntary_ctxt_switches:\t<n>`
- *   /proc/<pid>/stat       `<pid> (<comm>) <state> ...`, field 39 the CPU last run on
+ *   /proc/<pid>/stat       `<pid> (<comm>) <state> ...`, field 22 its start (USER_HZ ticks since boot), field 39 the CPU last run on
  */
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +25,9 @@ import type { TaskCounters } from '../../domain/workload.ts';
 
 /** The most processes watched at once; the rest are left out of the observation. */
 export const MAX_TASKS = 256;
+
+/** USER_HZ: the unit of /proc/stat and of a process's start time, 100 on every Linux architecture the kernel exports it for. */
+export const USER_HZ = 100;
 
 /** Run time (ns) from a schedstat line; null when the text is not one. */
 export const parseSchedstatRunNs = (text: string): number | null => {
@@ -37,17 +41,25 @@ export const parseVoluntarySwitches = (text: string): number | null => {
   return m ? Number(m[1]) : null;
 };
 
-/** The CPU a stat line says the process last ran on (field 39; the name in parentheses may hold spaces and parentheses). */
-export const parseStatCpu = (text: string): number | null => {
+/** Field `n` (1-based, as proc(5) numbers them) of a stat line as a number; the name in parentheses may hold spaces and parentheses. */
+const statField = (text: string, n: number): number | null => {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
-  const f = text
+  // After the name: field 3 (state) is the first.
+  const v = text
     .slice(close + 1)
     .trim()
-    .split(/\s+/);
-  // After the name: field 3 (state) is f[0], so field 39 is f[36].
-  const v = f[36];
+    .split(/\s+/)[n - 3];
   return v !== undefined && /^\d+$/.test(v) ? Number(v) : null;
+};
+
+/** The CPU a stat line says the process last ran on (field 39). */
+export const parseStatCpu = (text: string): number | null => statField(text, 39);
+
+/** When a stat line says the process started (field 22, USER_HZ ticks since boot), in seconds since boot. */
+export const parseStatStartS = (text: string): number | null => {
+  const ticks = statField(text, 22);
+  return ticks === null ? null : ticks / USER_HZ;
 };
 
 interface Watched {
@@ -93,9 +105,17 @@ const openTask = (procfsRoot: string, pid: number): Watched | null => {
 /** Reads status and stat anew; false when either is unreadable (the process is gone). */
 const refresh = (w: Watched, runNs: number): boolean => {
   const sleeps = parseVoluntarySwitches(pread(w.status) ?? '');
-  const cpu = parseStatCpu(pread(w.stat) ?? '');
+  const stat = pread(w.stat) ?? '';
+  const cpu = parseStatCpu(stat);
   if (sleeps === null || cpu === null) return false;
-  w.counters = { pid: w.counters.pid, runUs: Math.floor(runNs / 1000), sleeps, cpu };
+  const startS = parseStatStartS(stat);
+  w.counters = {
+    pid: w.counters.pid,
+    runUs: Math.floor(runNs / 1000),
+    sleeps,
+    cpu,
+    ...(startS !== null ? { startS } : {}),
+  };
   return true;
 };
 
@@ -125,8 +145,16 @@ export const createTaskReader = (procfsRoot: string, limit = MAX_TASKS): (() => 
     const out: TaskCounters[] = [];
     for (const pid of order) {
       let w = watched.get(pid);
+      // Past the limit an older process gives up its place to the newer ones: a connection opened
+      // after the start is watched, not shut out while the boot's daemons live.
+      if (out.length >= limit) {
+        if (w) {
+          closeAll(w);
+          watched.delete(pid);
+        }
+        continue;
+      }
       if (!w) {
-        if (watched.size >= limit) continue;
         const opened = openTask(procfsRoot, pid);
         if (!opened) continue;
         w = opened;
