@@ -162,6 +162,33 @@ export const rampUp = (
   return { ms: sum(times), settled: false };
 };
 
+/** Where the loss curve is read: log-spaced over a burst, so a short piece of work is seen closely. */
+const LOSS_POINTS = [1, 2, 3, 5, 8, 13, 20, 30, 60];
+
+/**
+ * The time the bursts after one gap lost by each point (their first `units` units against as many
+ * warm units), median and p10-p90 spread over the bursts; the last point is the whole burst. A
+ * slowed clock's ramp, a step or a stop-and-go all show here as they are, where a ramp-up time
+ * read from single units can miss them (a unit that fits between two stops runs at full speed).
+ */
+export const lossCurve = (
+  runs: readonly { times: readonly number[] }[],
+  warmUnitMs: number,
+): { units: number; lossMs: number; spreadMs: number }[] => {
+  const length = Math.min(...runs.map((r) => r.times.length));
+  if (!runs.length || !Number.isFinite(length) || length < 1) return [];
+  const points = [...LOSS_POINTS.filter((k) => k < length), length];
+  return points.map((units) => {
+    const losses = runs.map((r) => sum(r.times.slice(0, units)) - units * warmUnitMs);
+    const s = [...losses].sort((a, b) => a - b);
+    return {
+      units,
+      lossMs: round(quantile(s, 0.5)),
+      spreadMs: round(quantile(s, 0.9) - quantile(s, 0.1)),
+    };
+  });
+};
+
 /** Million kernel iterations per second from a count of units done in `ms` milliseconds. */
 const mops = (units: number, iterations: number, ms: number): number =>
   ms > 0 ? (units * iterations) / ms / 1000 : 0;
@@ -213,6 +240,7 @@ export const analyze = (raw: RawRun, t: Thresholds = defaultThresholds): Analysi
         'ms',
       ),
       unsettled: ramps.filter((r) => !r.settled).length,
+      lossCurve: lossCurve(runs, warmUnitMedian),
       noisy: flag(runs.length < 2 || burstMs.cv > t.burstCv, `The burst after ${gapMs} ms idle`, burstMs.cv),
     };
   });

@@ -80,6 +80,16 @@ export const WarmBaselinePhase = z
     description: 'The best this core does now: bursts timed back to back after a warm-up spin.',
   });
 
+export const LossPoint = z
+  .object({
+    units: z.number().int().describe('Units of work done from the start of the burst.'),
+    lossMs: z
+      .number()
+      .describe('Median over the bursts of their time for those units minus as many warm units (ms).'),
+    spreadMs: z.number().describe('p90 minus p10 of the same over the bursts (ms).'),
+  })
+  .meta({ id: 'BenchmarkLossPoint', description: 'Time lost after an idle gap by a point of the burst.' });
+
 export const IdleGapPhase = z
   .object({
     idleGapMs: z
@@ -104,6 +114,12 @@ export const IdleGapPhase = z
       .int()
       .describe(
         'Bursts in which the unit time never settled within 10% of warm; their ramp-up counts as the whole burst.',
+      ),
+    lossCurve: z
+      .array(LossPoint)
+      .optional()
+      .describe(
+        "The time lost by the time the burst's first units were done, at 1, 2, 3, 5, 8, 13, 20, 30 and 60 units and at the whole burst: what a piece of work of any length loses after this gap, whatever the ramp's shape (absent in results of earlier versions).",
       ),
     noisy,
   })

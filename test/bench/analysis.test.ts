@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   analyze,
   coefficientOfVariation,
+  lossCurve,
   median,
   quantile,
   rampUp,
@@ -47,6 +48,41 @@ describe('ramp-up time', () => {
   });
   it('is the whole burst, marked unsettled, when the clock never comes up', () => {
     assert.deepEqual(rampUp([2, 2, 2], 1), { ms: 6, settled: false });
+  });
+});
+
+describe('loss curve', () => {
+  it('is the time lost by each point of the burst, median over the bursts, with the whole burst last', () => {
+    // Stop-and-go: 1 ms units of which every second one waits 3 ms more, for the first 8 units.
+    const stopGo = Array.from({ length: 32 }, (_, i) => (i < 8 && i % 2 === 1 ? 4 : 1));
+    const c = lossCurve([{ times: stopGo }, { times: stopGo.map((t) => t * 1.1) }, { times: stopGo }], 1);
+    assert.deepEqual(
+      c.map((p) => p.units),
+      [1, 2, 3, 5, 8, 13, 20, 30, 32],
+    );
+    assert.deepEqual(
+      c.map((p) => p.lossMs),
+      [0, 3, 3, 6, 12, 12, 12, 12, 12],
+    );
+    // The one burst 10% slower lost 16.4 ms: p90 - p10 of [12, 12, 16.4].
+    assert.ok(Math.abs(c[8]!.spreadMs - 3.52) < 1e-9, String(c[8]!.spreadMs));
+  });
+  it('is empty without bursts and stops at the shortest burst', () => {
+    assert.deepEqual(lossCurve([], 1), []);
+    assert.deepEqual(
+      lossCurve([{ times: [2, 1] }, { times: [2, 1, 1] }], 1).map((p) => [p.units, p.lossMs]),
+      [
+        [1, 1],
+        [2, 1],
+      ],
+    );
+  });
+  it('is measured by analyze for every gap', () => {
+    const a = analyze(syntheticRun({ model: flatClock }));
+    for (const g of a.phases.burstsAfterIdle) {
+      assert.ok(g.lossCurve && g.lossCurve.length > 0);
+      for (const p of g.lossCurve) assert.ok(Math.abs(p.lossMs) < 1e-6, `${g.idleGapMs}: ${p.lossMs}`);
+    }
   });
 });
 
