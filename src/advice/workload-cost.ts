@@ -33,6 +33,12 @@ export interface RampPoint {
   /** First unit's time over warm, minus 1 (0 = not slowed). */
   startSlowdown: Range;
   unitUs: number;
+  /**
+   * The loss by the work done since the burst began (us of warm work, us lost so far), as the
+   * benchmark measured it; absent in results of earlier versions, where the loss is shaped from the
+   * first unit's slowdown and the ramp-up time instead.
+   */
+  curve?: { workUs: number; lossUs: Range }[];
 }
 
 export interface PlanCosts {
@@ -47,8 +53,6 @@ export interface PlanCosts {
 /** Below this much work in the window the counters' noise outweighs the work: no estimate. */
 export const MIN_BUSY_SHARE = 0.005;
 export const MIN_BUSY_SECONDS = 0.2;
-/** However slow the clock, at least this share of the busy time observed is taken as the work. */
-const MIN_WORK_SHARE = 0.1;
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
@@ -88,36 +92,52 @@ export const wakeCostAt = (costs: PlanCosts, gapUs: number, pick: Pick3): number
   );
 
 /**
- * The time a busy period of `busyUs` loses to the clock ramp after a gap: its first unit runs
- * slowed by the first unit's measured slowdown, the rest of the loss is spread over the rest of the
- * ramp, so a busy period as long as the ramp loses it all and a shorter one its share. Below the
- * shortest gap measured the loss shrinks in proportion to the gap (the clock drops gradually);
- * above the longest it stays.
+ * What one measured point of the ladder says a busy period of `busyUs` of work loses. From the
+ * loss curve: read at that much work (linear between its points, in proportion below the first,
+ * the whole burst's loss beyond the last), never less than at a shorter piece of work. Without one
+ * (results of earlier versions): the first unit runs slowed by the first unit's measured slowdown
+ * and the rest of the loss is spread over the rest of the ramp.
  */
-export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number => {
-  const ramp = costs.ramp;
-  const scaled = (v: number, g: number, g0: number) => (v * g) / g0;
-  const loss = Math.max(
-    0,
-    interpolate(ramp, (i) => ramp[i]!.lossUs[pick], gapUs, scaled),
-  );
-  const start = Math.max(
-    0,
-    interpolate(ramp, (i) => ramp[i]!.startSlowdown[pick], gapUs, scaled),
-  );
-  const rampUs = interpolate(
-    ramp,
-    (i) => ramp[i]!.rampUs,
-    gapUs,
-    (v) => v,
-  );
-  const unitUs = Math.min(ramp[0]?.unitUs ?? 0, rampUs);
-  if (rampUs <= 0) return 0;
+const pointLoss = (p: RampPoint, busyUs: number, pick: Pick3): number => {
+  if (p.curve?.length) {
+    let before = { workUs: 0, lossUs: 0 };
+    for (const c of p.curve) {
+      const at = { workUs: c.workUs, lossUs: Math.max(before.lossUs, c.lossUs[pick], 0) };
+      if (busyUs <= at.workUs)
+        return at.workUs > before.workUs
+          ? before.lossUs +
+              ((at.lossUs - before.lossUs) * (busyUs - before.workUs)) / (at.workUs - before.workUs)
+          : at.lossUs;
+      before = at;
+    }
+    return before.lossUs;
+  }
+  const loss = Math.max(0, p.lossUs[pick]);
+  const start = Math.max(0, p.startSlowdown[pick]);
+  if (p.rampUs <= 0) return 0;
+  const unitUs = Math.min(p.unitUs, p.rampUs);
   const head = start * Math.min(busyUs, unitUs);
   const rest = Math.max(0, loss - start * unitUs);
-  const tail = rampUs > unitUs ? rest * Math.min(1, Math.max(0, busyUs - unitUs) / (rampUs - unitUs)) : 0;
+  const tail = p.rampUs > unitUs ? rest * Math.min(1, Math.max(0, busyUs - unitUs) / (p.rampUs - unitUs)) : 0;
   return head + tail;
 };
+
+/**
+ * The time a busy period of `busyUs` of work loses to the clock ramp after a gap: each measured
+ * gap's loss for that much work (pointLoss), interpolated in log(gap) between them; below the
+ * shortest gap measured the loss shrinks in proportion to the gap (the clock drops gradually),
+ * above the longest it stays.
+ */
+export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number =>
+  Math.max(
+    0,
+    interpolate(
+      costs.ramp,
+      (i) => pointLoss(costs.ramp[i]!, busyUs, pick),
+      gapUs,
+      (v, g, g0) => (v * g) / g0,
+    ),
+  );
 
 /** Gaps at the midpoints of K equal-probability slices of an exponential distribution with mean 1. */
 const K = 32;
@@ -131,47 +151,64 @@ const avg = (gaps: readonly number[], f: (g: number) => number) =>
   gaps.reduce((s, g) => s + f(g), 0) / gaps.length;
 
 /**
- * One CPU's pattern over the window: wake-ups per second, its mean idle period and busy time per
- * second. The clock ramps per core, and a mean over CPUs mixes a busy core's short gaps with an
- * idle core's long ones, so the ramp half is taken CPU by CPU.
+ * One CPU's pattern over the window, per second: its wake-ups, its idle time, its busy time and
+ * the bursts of work that end its idle gaps (the work's own bursts where the processes were read,
+ * else its wake-ups). The clock ramps per core, and a mean over CPUs mixes a busy core's short gaps
+ * with an idle core's long ones, so the ramp half is taken CPU by CPU.
  */
 interface CpuPattern {
   entriesPerSecond: number;
-  meanIdleUs: number;
+  idleUsPerSecond: number;
   busyUsPerSecond: number;
+  burstsPerSecond: number;
 }
 
 /**
  * The CPUs listed one by one, and the rest (beyond the listed busiest) as one more pattern made of
- * what the totals leave; the totals alone when no CPU is listed.
+ * what the totals leave; the totals alone when no CPU is listed. Work bursts count where the
+ * observation has them (Linux, the processes read covering the work), else every wake-up is taken
+ * to end a gap.
  */
 const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
   const window = o.windowSeconds;
+  const withBursts = o.workBurstsPerSecond !== null && o.workBurstsPerSecond !== undefined;
   const totalEntries = o.idleEntriesPerSecond ?? 0;
   const totalBusy = ((o.busySeconds ?? 0) * 1e6) / window;
+  const totalIdle = (o.meanIdlePeriodUs ?? 0) * totalEntries;
+  const totalBursts = withBursts ? (o.workBurstsPerSecond ?? 0) : totalEntries;
   const listed = o.perCpu.flatMap((c) =>
     c.busyShare !== null && c.idleEntriesPerSecond && c.meanIdlePeriodUs !== null
       ? [
           {
             entriesPerSecond: c.idleEntriesPerSecond,
-            meanIdleUs: c.meanIdlePeriodUs,
+            idleUsPerSecond: c.meanIdlePeriodUs * c.idleEntriesPerSecond,
             busyUsPerSecond: c.busyShare * 1e6,
+            burstsPerSecond: withBursts ? (c.workBurstsPerSecond ?? 0) : c.idleEntriesPerSecond,
           },
         ]
       : [],
   );
   if (!listed.length)
     return [
-      { entriesPerSecond: totalEntries, meanIdleUs: o.meanIdlePeriodUs ?? 0, busyUsPerSecond: totalBusy },
+      {
+        entriesPerSecond: totalEntries,
+        idleUsPerSecond: totalIdle,
+        busyUsPerSecond: totalBusy,
+        burstsPerSecond: totalBursts,
+      },
     ];
-  const restCpus = o.cpus - listed.length;
-  const restEntries = totalEntries - listed.reduce((n, c) => n + c.entriesPerSecond, 0);
-  const restBusy = totalBusy - listed.reduce((n, c) => n + c.busyUsPerSecond, 0);
-  if (restCpus > 0 && restEntries > 0 && restBusy >= 0)
+  const rest = {
+    cpus: o.cpus - listed.length,
+    entriesPerSecond: totalEntries - listed.reduce((n, c) => n + c.entriesPerSecond, 0),
+    busyUsPerSecond: totalBusy - listed.reduce((n, c) => n + c.busyUsPerSecond, 0),
+    burstsPerSecond: totalBursts - listed.reduce((n, c) => n + c.burstsPerSecond, 0),
+  };
+  if (rest.cpus > 0 && rest.entriesPerSecond > 0 && rest.busyUsPerSecond >= 0)
     listed.push({
-      entriesPerSecond: restEntries,
-      meanIdleUs: Math.max(0, restCpus * 1e6 - restBusy) / restEntries,
-      busyUsPerSecond: restBusy,
+      entriesPerSecond: rest.entriesPerSecond,
+      idleUsPerSecond: Math.max(0, rest.cpus * 1e6 - rest.busyUsPerSecond),
+      busyUsPerSecond: rest.busyUsPerSecond,
+      burstsPerSecond: Math.max(0, Math.min(rest.burstsPerSecond, rest.entriesPerSecond)),
     });
   return listed;
 };
@@ -204,11 +241,44 @@ const idleGapsOf = (
   );
 };
 
+/** Steps of the search for the work in a busy period (each halves the interval: 2^-30 of it left). */
+const SEARCH_STEPS = 30;
+
+/**
+ * The work in each of a CPU's bursts: a busy period observed under the plan in force holds its
+ * work and what the ramp took from it (a core running slowly is busy), so the work `w` is the one
+ * for which w + E[loss(G, w)] is the busy period observed. The loss grows with the work, so the
+ * search halves an interval.
+ */
+const workOf = (loss: (w: number) => number, busyUs: number): number => {
+  let lo = 0;
+  let hi = busyUs;
+  for (let i = 0; i < SEARCH_STEPS; i++) {
+    const mid = (lo + hi) / 2;
+    if (mid + loss(mid) > busyUs) hi = mid;
+    else lo = mid;
+  }
+  return lo;
+};
+
+/** The mean loss of a burst of `workUs` after the gaps given (weighed). */
+const meanLoss = (
+  costs: PlanCosts,
+  gaps: readonly { gapUs: number; weight: number }[],
+  workUs: number,
+  pick: Pick3,
+): number => gaps.reduce((t, g) => t + g.weight * rampLossAt(costs, g.gapUs, workUs, pick), 0);
+
 interface Totals {
-  percent: number;
-  wakePercent: number;
-  rampPercent: number;
-  perWakeupUs: number;
+  /** Added time per second (us), each half. */
+  wakeUs: number;
+  rampUs: number;
+  /** What the same work would lose under the floor's costs (a performance plan's), us per second. */
+  floorRampUs: number;
+  /** The floor's wake-up half, us per second. */
+  floorWakeUs: number;
+  busyUs: number;
+  entries: number;
 }
 
 /**
@@ -218,17 +288,51 @@ interface Totals {
  *   where the system has idle states to choose from: without a cpuidle driver (a virtual
  *   machine's halt) the wake-up time is the hypervisor's, the same under every plan, and none of
  *   it is the plan's;
- * - the ramp half, per CPU: each wake-up pays the ramp loss after a gap drawn from that CPU's idle
- *   periods (split as the idle states split them, idleGapsOf), for a busy period of that CPU's mean.
- * The share is of the work: the busy time observed less the ramp's loss, which it contains.
+ * - the ramp half, per CPU: each burst of work pays the ramp loss after a gap drawn from that
+ *   CPU's idle periods per burst (split as the idle states split them, idleGapsOf) for the work of
+ *   its busy period (burstLoss).
  */
 const totals = (
   o: WorkloadObservation,
   costs: PlanCosts,
   pick: Pick3,
   shape: 'exponential' | 'mean',
+  floor?: { costs: PlanCosts; pick: Pick3 },
 ): Totals => {
   const busyPerSecondUs = ((o.busySeconds ?? 0) * 1e6) / o.windowSeconds;
+  const wake = wakeHalf(o, costs, pick, shape);
+  let ramp = 0;
+  let floorRamp = 0;
+  let entries = 0;
+  const split = statesOf(o).flatMap((s) =>
+    s.meanPeriodUs ? [{ entriesPerSecond: s.entriesPerSecond, meanPeriodUs: s.meanPeriodUs }] : [],
+  );
+  for (const c of cpusOf(o)) {
+    entries += c.entriesPerSecond;
+    if (c.burstsPerSecond <= 0 || !costs.ramp.length) continue;
+    const gaps = idleGapsOf(split, c.idleUsPerSecond / c.burstsPerSecond, shape);
+    const busyUs = c.busyUsPerSecond / c.burstsPerSecond;
+    const work = workOf((w) => meanLoss(costs, gaps, w, pick), busyUs);
+    ramp += c.burstsPerSecond * (busyUs - work);
+    if (floor) floorRamp += c.burstsPerSecond * meanLoss(floor.costs, gaps, work, floor.pick);
+  }
+  return {
+    wakeUs: wake,
+    rampUs: ramp,
+    floorRampUs: floorRamp,
+    floorWakeUs: floor ? wakeHalf(o, floor.costs, floor.pick, shape) : 0,
+    busyUs: busyPerSecondUs,
+    entries,
+  };
+};
+
+/** The wake-up half (us per second): see totals. */
+const wakeHalf = (
+  o: WorkloadObservation,
+  costs: PlanCosts,
+  pick: Pick3,
+  shape: 'exponential' | 'mean',
+): number => {
   const published = { mid: 1, low: 0.5, high: 1 }[pick];
   let wake = 0;
   for (const s of statesOf(o)) {
@@ -244,28 +348,38 @@ const totals = (
       : (s.exitLatencyUs ?? 0) * published;
     wake += s.entriesPerSecond * perEntry;
   }
-  let ramp = 0;
-  let entries = 0;
-  const split = statesOf(o).flatMap((s) =>
-    s.meanPeriodUs ? [{ entriesPerSecond: s.entriesPerSecond, meanPeriodUs: s.meanPeriodUs }] : [],
-  );
-  for (const c of cpusOf(o)) {
-    if (c.entriesPerSecond <= 0) continue;
-    const busyUs = c.busyUsPerSecond / c.entriesPerSecond;
-    const gaps = idleGapsOf(split, c.meanIdleUs, shape);
-    ramp +=
-      c.entriesPerSecond * gaps.reduce((t, g) => t + g.weight * rampLossAt(costs, g.gapUs, busyUs, pick), 0);
-    entries += c.entriesPerSecond;
-  }
-  // Under the plan in force the busy time observed holds what the ramp lost (a core running slowly
-  // is busy), so the work itself is the busy time less that loss; a wake-up is spent idle.
-  const workUs = Math.max(busyPerSecondUs - ramp, busyPerSecondUs * MIN_WORK_SHARE);
-  const pct = (us: number) => (busyPerSecondUs > 0 ? (us / workUs) * 100 : 0);
+  return wake;
+};
+
+/** The shares of one estimate (%), from the plan's totals and the performance plan's (the floor). */
+interface Shares {
+  percent: number;
+  wakePercent: number;
+  rampPercent: number;
+  platformPercent: number;
+  perWakeupUs: number;
+  /** A time per second (us) as a share of the work (%). */
+  share: (us: number) => number;
+}
+
+/**
+ * The added share of the work: the wake-up half, and the ramp half less what the same work loses
+ * under a performance plan (which holds the clock up: what still ramps there is the platform's, a
+ * hypervisor's host or the firmware, and no plan here removes it). The work is the busy time
+ * observed less the ramp's whole loss, which it holds.
+ */
+const shares = (plan: Totals): Shares => {
+  const workUs = Math.max(plan.busyUs - plan.rampUs, 0);
+  const platform = Math.min(plan.floorRampUs, plan.rampUs);
+  const ramp = plan.rampUs - platform;
+  const pct = (us: number) => (workUs > 0 ? (us / workUs) * 100 : 0);
   return {
-    percent: pct(wake + ramp),
-    wakePercent: pct(wake),
+    percent: pct(plan.wakeUs + ramp),
+    wakePercent: pct(plan.wakeUs),
     rampPercent: pct(ramp),
-    perWakeupUs: entries ? (wake + ramp) / entries : 0,
+    platformPercent: pct(platform),
+    perWakeupUs: plan.entries ? (plan.wakeUs + ramp) / plan.entries : 0,
+    share: pct,
   };
 };
 
@@ -288,7 +402,10 @@ export const whyNoEstimate = (o: WorkloadObservation, costs: PlanCosts): string 
 /**
  * The estimate: the middle from the middle costs with exponential idle periods; the range from
  * the low and high costs and both shapes of the distribution (all periods equal to the mean, or
- * memoryless), whichever is lower or higher.
+ * memoryless), whichever is lower or higher. With a benchmark under a performance plan
+ * (`performance`; the plan's own when it is one) the ramp that plan still shows is the platform's:
+ * it is left out of addedPercent and given as platformPercent, and recoverablePercent is what
+ * switching to it would take off.
  */
 export const estimateWorkloadCost = (
   o: WorkloadObservation,
@@ -297,16 +414,15 @@ export const estimateWorkloadCost = (
 ): EstimateOutcome => {
   const reason = whyNoEstimate(o, costs);
   if (reason) return { estimate: null, reason };
-  const mid = totals(o, costs, 'mid', 'exponential');
-  const low = Math.min(
-    totals(o, costs, 'low', 'exponential').percent,
-    totals(o, costs, 'low', 'mean').percent,
-  );
-  const high = Math.max(
-    totals(o, costs, 'high', 'exponential').percent,
-    totals(o, costs, 'high', 'mean').percent,
-  );
-  const recover = performance ? totals(o, performance, 'mid', 'exponential').percent : undefined;
+  const floor = (pick: Pick3) => (performance ? { costs: performance, pick } : undefined);
+  const planTotals = totals(o, costs, 'mid', 'exponential', floor('mid'));
+  const mid = shares(planTotals);
+  const range = (pick: Pick3, floorPick: Pick3) =>
+    (['exponential', 'mean'] as const).map(
+      (shape) => shares(totals(o, costs, pick, shape, floor(floorPick))).percent,
+    );
+  const low = Math.min(...range('low', 'high'));
+  const high = Math.max(...range('high', 'low'));
   return {
     reason: null,
     estimate: {
@@ -318,9 +434,12 @@ export const estimateWorkloadCost = (
       rampPercent: round1(mid.rampPercent),
       basis: costs.basis,
       ...(costs.benchmarkId ? { benchmarkId: costs.benchmarkId } : {}),
-      ...(recover !== undefined && performance
+      ...(performance
         ? {
-            recoverablePercent: round1(Math.max(0, mid.percent - recover)),
+            platformPercent: round1(mid.platformPercent),
+            // Switching takes off the ramp above the platform's and the wake-ups the performance
+            // plan's idle states would cost less.
+            recoverablePercent: round1(Math.max(0, mid.percent - mid.share(planTotals.floorWakeUs))),
             ...(performance.benchmarkId ? { recoverableFrom: performance.benchmarkId } : {}),
           }
         : {}),

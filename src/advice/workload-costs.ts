@@ -3,6 +3,7 @@
  * wake-up probe the cost above the shortest gap's, per idle gap of the burst ladder the time a
  * burst loses to the clock ramp, each with a range of two standard errors of its median. Without
  * a benchmark, the published exit latencies of the states in use stand in (the wake-up half only).
+ * Where the benchmark measured its loss curve, each gap's loss by the work done comes with it.
  */
 import type { BenchmarkResult } from '../domain/benchmark.ts';
 import type { PlanCosts, RampPoint, WakePoint } from './workload-cost.ts';
@@ -42,12 +43,18 @@ const rampPoints = (r: BenchmarkResult): RampPoint[] => {
     const fse = medianError(f.p90 - f.p10, Z_P10_P90, f.n);
     const slow = (ratio: number) => Math.max(0, ratio - 1);
     const rampUs = b.rampUpMs.median * 1000;
+    const curve = b.lossCurve?.map((c) => {
+      const cse = medianError(c.spreadMs * 1000, Z_P10_P90, p.n);
+      const mid = c.lossMs * 1000;
+      return { workUs: c.units * unitUs, lossUs: { mid, low: mid - 2 * cse, high: mid + 2 * cse } };
+    });
     return {
       gapUs: b.idleGapMs * 1000,
       lossUs: { mid: loss(p.median), low: loss(p.median - 2 * se), high: loss(p.median + 2 * se) },
       rampUs: rampUs > 0 ? Math.min(rampUs, warmUs) : warmUs,
       startSlowdown: { mid: slow(f.median), low: slow(f.median - 2 * fse), high: slow(f.median + 2 * fse) },
       unitUs,
+      ...(curve?.length ? { curve } : {}),
     };
   });
 };

@@ -141,6 +141,12 @@ export const WorkloadObservation = z
       ),
     windowSeconds: z.number().describe('Seconds the counters covered.'),
     cpus: z.number().int().describe('CPUs observed.'),
+    cpuSet: z
+      .string()
+      .optional()
+      .describe(
+        'The CPUs observed, as a CPU list (`0-3,8`), when some were asked for; everything else here covers only them. Absent when every CPU was observed.',
+      ),
     busyShare: share
       .nullable()
       .describe('Share of CPU time spent busy over all CPUs (0..1); null when unknown.'),
@@ -199,6 +205,12 @@ export const WorkloadEstimate = z
         'The costs used: a benchmark run under the plan in force, or (without one) the published exit latencies of the states in use, which cover the wake-up half only.',
       ),
     benchmarkId: z.string().optional().describe('The benchmark whose costs were used.'),
+    platformPercent: z
+      .number()
+      .optional()
+      .describe(
+        "What the same work loses to the clock under a performance plan (% of the work observed): the platform's (a hypervisor's host, the firmware), which no plan here removes, so it is left out of addedPercent; from a benchmark under a performance plan, absent without one (addedPercent then holds it).",
+      ),
     recoverablePercent: z
       .number()
       .optional()

@@ -269,3 +269,177 @@ describe('the workload cost model (property-tested)', () => {
     );
   });
 });
+
+describe('the ramp half from the loss curve, the work bursts and a performance plan (the model since the loss curve)', () => {
+  /** A step clock: after a gap of 20 ms or more the first 10 ms of work run at a quarter speed (30 ms lost). */
+  const stepCurve = (loss: (workUs: number) => number): PlanCosts['ramp'][number]['curve'] =>
+    [1000, 2000, 3000, 5000, 8000, 13_000, 20_000, 30_000].map((workUs) => {
+      const l = loss(workUs);
+      return { workUs, lossUs: { mid: l, low: l * 0.8, high: l * 1.2 } };
+    });
+  const quarter = (w: number) => 3 * Math.min(w, 10_000);
+  const point = (gapUs: number, loss: (w: number) => number) => ({
+    gapUs,
+    lossUs: { mid: loss(30_000), low: loss(30_000), high: loss(30_000) },
+    rampUs: 0,
+    startSlowdown: { mid: 0, low: 0, high: 0 },
+    unitUs: 1000,
+    curve: stepCurve(loss),
+  });
+  const step: PlanCosts = {
+    basis: 'benchmark',
+    wake: [],
+    ramp: [point(10_000, () => 0), point(20_000, quarter), point(1_000_000, quarter)],
+  };
+  const flat: PlanCosts = {
+    basis: 'benchmark',
+    wake: [],
+    ramp: [point(10_000, () => 0), point(1_000_000, () => 0)],
+  };
+
+  it('reads the loss by the work done, whatever the shape of the ramp', () => {
+    // 2.5 ms of work at a quarter speed loses three times itself; beyond 10 ms the whole 30 ms.
+    assert.equal(rampLossAt(step, 200_000, 2500, 'mid'), 7500);
+    assert.equal(rampLossAt(step, 200_000, 500, 'mid'), 1500);
+    assert.equal(rampLossAt(step, 200_000, 50_000, 'mid'), 30_000);
+    // After a gap too short for the clock to fall, nothing.
+    assert.equal(rampLossAt(step, 10_000, 2500, 'mid'), 0);
+  });
+
+  it('a curve that goes down with noise never makes longer work lose less', () => {
+    const noisy: PlanCosts = {
+      basis: 'benchmark',
+      wake: [],
+      ramp: [
+        {
+          ...point(100_000, quarter),
+          curve: [
+            { workUs: 1000, lossUs: { mid: 800, low: 800, high: 800 } },
+            { workUs: 2000, lossUs: { mid: 300, low: 300, high: 300 } },
+            { workUs: 3000, lossUs: { mid: -50, low: -50, high: -50 } },
+          ],
+        },
+      ],
+    };
+    assert.equal(rampLossAt(noisy, 100_000, 2500, 'mid'), 800);
+    assert.equal(rampLossAt(noisy, 100_000, 500, 'mid'), 400);
+  });
+
+  /** One CPU: `rate` bursts of `workUs` each second after exponential gaps, slowed by `costs`; `blips` more wake-ups without work. */
+  const pattern = (rate: number, workUs: number, blips: number, c: PlanCosts): WorkloadObservation => {
+    // The busy time observed holds the work and what the clock took from it.
+    const gapMean = (1e6 - rate * workUs) / rate;
+    const exp = Array.from({ length: 400 }, (_, k) => -Math.log(1 - (k + 0.5) / 400) * gapMean);
+    const lost = exp.reduce((t, g) => t + rampLossAt(c, g, workUs, 'mid'), 0) / exp.length;
+    const busyShare = (rate * (workUs + lost)) / 1e6;
+    const entries = rate + blips;
+    const idleUs = 1e6 * (1 - busyShare);
+    return {
+      source: 'cpuidle',
+      since: 'window',
+      windowSeconds: 10,
+      cpus: 1,
+      busyShare,
+      busySeconds: busyShare * 10,
+      idleEntriesPerSecond: entries,
+      meanIdlePeriodUs: idleUs / entries,
+      meanBusyPeriodUs: (busyShare * 1e6) / entries,
+      workBurstsPerSecond: rate,
+      workCoveredShare: 1,
+      states: [
+        {
+          name: 'halt',
+          share: 1,
+          entriesPerSecond: entries,
+          meanPeriodUs: idleUs / entries,
+          exitLatencyUs: 1,
+          above: 0,
+          below: 0,
+        },
+      ],
+      perCpu: [
+        {
+          cpu: 0,
+          busyShare,
+          idleEntriesPerSecond: entries,
+          meanIdlePeriodUs: idleUs / entries,
+          workBurstsPerSecond: rate,
+        },
+      ],
+      perCpuTruncated: false,
+    };
+  };
+
+  it('takes the gaps between bursts of work, not between wake-ups, and the work out of the busy time the ramp lengthened', () => {
+    // 5 queries of 2.5 ms a second after ~200 ms gaps, 60 timer wake-ups a second besides: about
+    // 90% of the gaps are beyond 20 ms, each costing 7.5 ms: about +270%.
+    const o = pattern(5, 2500, 60, step);
+    const e = estimateWorkloadCost(o, step).estimate!;
+    assert.ok(e.rampPercent > 240 && e.rampPercent < 300, `${e.rampPercent}%`);
+    // Counted by wake-ups the gaps are ~14 ms: few clock falls are seen.
+    const byWakeups = estimateWorkloadCost(
+      { ...o, workBurstsPerSecond: null, perCpu: o.perCpu.map((c) => ({ ...c, workBurstsPerSecond: null })) },
+      step,
+    ).estimate!;
+    assert.ok(byWakeups.rampPercent < e.rampPercent / 2, `${byWakeups.rampPercent}% by wake-ups`);
+  });
+
+  it('leaves out what still ramps under a performance plan (the platform) and says how much it is', () => {
+    const o = pattern(5, 2500, 60, step);
+    const alone = estimateWorkloadCost(o, step).estimate!;
+    const floored = estimateWorkloadCost(o, step, flat).estimate!;
+    assert.equal(floored.addedPercent, alone.addedPercent);
+    assert.equal(floored.platformPercent, 0);
+    // Under the performance plan itself (its own benchmark as the floor) the ramp is all the platform's.
+    const own = estimateWorkloadCost(o, step, step).estimate!;
+    assert.equal(own.rampPercent, 0);
+    assert.equal(own.platformPercent, alone.rampPercent);
+    assert.equal(own.recoverablePercent, 0);
+    // A platform that loses half of what the plan does: half the ramp is the plan's.
+    const half: PlanCosts = {
+      basis: 'benchmark',
+      wake: [],
+      ramp: [
+        point(10_000, () => 0),
+        point(20_000, (w) => quarter(w) / 2),
+        point(1_000_000, (w) => quarter(w) / 2),
+      ],
+    };
+    const shared = estimateWorkloadCost(o, step, half).estimate!;
+    assert.ok(
+      Math.abs(shared.rampPercent - alone.rampPercent / 2) <= 0.2,
+      `${shared.rampPercent} of ${alone.rampPercent}`,
+    );
+    assert.ok(Math.abs(shared.platformPercent! - alone.rampPercent / 2) <= 0.2);
+    assert.ok(shared.low <= shared.addedPercent && shared.addedPercent <= shared.high);
+  });
+
+  it('no plan effect, no estimate beyond the wake-ups: a flat clock costs nothing however long the gaps', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 4, max: 50, noNaN: true }),
+        fc.double({ min: 5000, max: 15_000, noNaN: true }),
+        (rate, work) => {
+          const e = estimateWorkloadCost(pattern(rate, work, 30, flat), flat).estimate!;
+          assert.equal(e.rampPercent, 0);
+        },
+      ),
+    );
+  });
+
+  it('the work found in a slowed busy period never exceeds it, and the share stays finite', () => {
+    fc.assert(
+      // At least 2% busy over 10 s (an estimate at all), at most 80% with the loss.
+      fc.property(
+        fc.double({ min: 4, max: 20, noNaN: true }),
+        fc.double({ min: 5000, max: 10_000, noNaN: true }),
+        (rate, work) => {
+          const e = estimateWorkloadCost(pattern(rate, work, 10, step), step).estimate!;
+          assert.ok(Number.isFinite(e.addedPercent) && e.addedPercent >= 0);
+          // At most three times the work (the clock at a quarter speed).
+          assert.ok(e.rampPercent <= 300 + 1e-6, `${e.rampPercent}%`);
+        },
+      ),
+    );
+  });
+});
