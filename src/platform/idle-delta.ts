@@ -2,8 +2,11 @@
  * The observation between two reads of the idle counters: deltas per CPU and per state, divided
  * by the time the counters' own clock saw. Pure; the readers in linux/ and windows/ give the
  * snapshots. A CPU that appeared, vanished or whose counters went back (hot-plug, a counter reset)
- * is left out of that window rather than read as a huge or negative number.
+ * is left out of that window rather than read as a huge or negative number. Asked for some CPUs
+ * only (a database's cpuset), the deltas are of those: the snapshots stay whole, since a consumer's
+ * previous read serves its next whatever CPUs that one asks for.
  */
+import { formatCpuList } from '../domain/cpu-list.ts';
 import {
   type CpuCounters,
   type IdleSnapshot,
@@ -103,17 +106,20 @@ export const MIN_WORK_COVERAGE = 0.5;
  * WORK_UNIT_US counts its CPU time in units of it instead (a timer that wakes a process for 20 us
  * does not end an idle gap for a clock). A process new since the last read, or a pid reused, did
  * all of its counting in the window; one that only began to be watched, though it started before
- * the last read, is left out. Null when either read has no process counters.
+ * the last read, is left out, and so is one that last ran on a CPU not observed. Null when either
+ * read has no process counters.
  */
 const taskBursts = (
   prev: IdleSnapshot | null,
   cur: IdleSnapshot,
+  only: ReadonlySet<number> | null,
 ): { perCpu: Map<number, number>; runUs: number } | null => {
   if (!cur.tasks || (prev && !prev.tasks)) return null;
   const before = new Map((prev?.tasks ?? []).map((t) => [t.pid, t]));
   const perCpu = new Map<number, number>();
   let runUs = 0;
   for (const t of cur.tasks) {
+    if (only && !only.has(t.cpu)) continue;
     const p = before.get(t.pid);
     // Not in the previous read though it started before it (it took the place of a newer process
     // that ended, or another consumer's read began watching it): its counts span more than the
@@ -136,13 +142,21 @@ const sum = (xs: (number | null)[]): number | null =>
 const idleOf = (c: CpuDelta): number | null =>
   c.states.length ? c.states.reduce((n, s) => n + s.timeUs, 0) : c.idleUs;
 
+/**
+ * The observation from `prev` to `cur`; with `cpus`, of those CPUs only (their idle entries, states,
+ * busy time and the bursts of the processes that last ran on them), and `cpuSet` says which were
+ * observed.
+ */
 export const observe = (
   prev: IdleSnapshot | null,
   cur: IdleSnapshot,
   since: WorkloadObservation['since'],
+  cpus?: readonly number[],
 ): WorkloadObservation => {
   const windowS = Math.max(prev ? cur.atS - prev.atS : cur.atS, 0);
+  const only = cpus ? new Set(cpus) : null;
   const deltas = cur.cpus.flatMap((c) => {
+    if (only && !only.has(c.cpu)) return [];
     const p = prev ? prev.cpus.find((x) => x.cpu === c.cpu) : zero(c);
     const delta = p ? cpuDelta(c, p, cur.source === 'interrupts' ? (cur.busyTickHz ?? null) : null) : null;
     return delta ? [delta] : [];
@@ -152,7 +166,7 @@ export const observe = (
   const entries = sum(deltas.map((c) => c.entries));
   const idle = sum(deltas.map(idleOf));
   const perSecond = (n: number | null) => (n === null || windowS <= 0 ? null : round(n / windowS));
-  const tasks = taskBursts(prev, cur);
+  const tasks = taskBursts(prev, cur, only);
   const covered = tasks && busy ? round(Math.min(tasks.runUs / busy, 1), 4) : null;
   // A CPU's bursts of work are at most its wake-ups: processes taking turns within one busy period
   // each sleep once.
@@ -191,6 +205,7 @@ export const observe = (
     since,
     windowSeconds: round(windowS, 2),
     cpus: deltas.length,
+    ...(only ? { cpuSet: formatCpuList(deltas.map((c) => c.cpu)) } : {}),
     busyShare: busy !== null && total ? round(Math.min(busy / total, 1), 4) : null,
     busySeconds: busy === null ? null : round(busy / 1e6, 3),
     idleEntriesPerSecond: perSecond(entries),

@@ -7,10 +7,19 @@ import type { WorkloadCost, WorkloadObservation } from '../domain/workload.ts';
 
 const seconds = (s: number): string => (s >= 120 ? `${Math.round(s / 60)} min` : `${Math.round(s)} s`);
 
-const over = (o: WorkloadObservation): string =>
-  o.since === 'boot'
-    ? `since boot (${seconds(o.windowSeconds)})`
-    : `over the last ${seconds(o.windowSeconds)}`;
+/** The CPUs observed, where some were asked for: "CPU 0", "CPUs 0-3,8". */
+const cpusAsked = (o: WorkloadObservation): string | null =>
+  o.cpuSet === undefined ? null : `CPU${o.cpus === 1 ? '' : 's'} ${o.cpuSet}`;
+
+const over = (o: WorkloadObservation): string => {
+  const on = cpusAsked(o);
+  return (
+    (on ? `on ${on} ` : '') +
+    (o.since === 'boot'
+      ? `since boot (${seconds(o.windowSeconds)})`
+      : `over the last ${seconds(o.windowSeconds)}`)
+  );
+};
 
 export const workloadSummary = (
   o: WorkloadObservation,
@@ -35,7 +44,7 @@ export const formatWorkloadCost = (w: WorkloadCost): string => {
   const lines = [
     w.summary,
     '',
-    `observed: ${o.cpus} CPU(s), ${o.source}, busy ${o.busyShare === null ? '-' : `${Math.round(o.busyShare * 1000) / 10}%`}, ` +
+    `observed: ${cpusAsked(o) ?? `${o.cpus} CPU(s)`}, ${o.source}, busy ${o.busyShare === null ? '-' : `${Math.round(o.busyShare * 1000) / 10}%`}, ` +
       `${n(o.idleEntriesPerSecond)} idle entries/s, mean idle ${n(o.meanIdlePeriodUs, ' us')}, mean busy ${n(o.meanBusyPeriodUs, ' us')}` +
       (o.workBurstsPerSecond != null ? `, ${o.workBurstsPerSecond} bursts of work/s` : ''),
     ...o.states.map(

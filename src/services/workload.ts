@@ -10,6 +10,7 @@ import { estimateWorkloadCost, type PlanCosts } from '../advice/workload-cost.ts
 import { costsFromBenchmark, publishedCosts } from '../advice/workload-costs.ts';
 import type { BenchmarkService } from '../bench/service.ts';
 import type { BenchmarkResult } from '../domain/benchmark.ts';
+import { formatCpuList } from '../domain/cpu-list.ts';
 import { PowerPlanError } from '../domain/errors.ts';
 import type { ActivePlan } from '../domain/schemas.ts';
 import type {
@@ -27,6 +28,8 @@ export type WorkloadConsumer = 'request' | 'status' | 'advice';
 
 export interface WorkloadOptions {
   windowS?: number;
+  /** The CPUs to observe (ascending, each once); all when absent. */
+  cpus?: readonly number[];
   consumer: WorkloadConsumer;
   signal?: AbortSignal;
   progress?: (p: { progress: number; total?: number; message?: string }) => void;
@@ -61,6 +64,18 @@ interface FoundCosts {
   costs: PlanCosts;
   performance?: PlanCosts;
 }
+
+/** Refuses CPUs of which the counters know none: an empty observation would read as an idle server. */
+const observable = (snap: IdleSnapshot, cpus: readonly number[] | undefined) => {
+  if (!cpus) return;
+  const present = snap.cpus.map((c) => c.cpu);
+  const asked = new Set(cpus);
+  if (!present.some((c) => asked.has(c)))
+    throw new PowerPlanError(
+      'invalid_input',
+      `cpus: none of ${formatCpuList(cpus)} is a CPU this system counts; its CPUs are ${formatCpuList(present) || 'none'}`,
+    );
+};
 
 export class WorkloadService {
   readonly #s: WorkloadSources;
@@ -100,11 +115,14 @@ export class WorkloadService {
       );
     if (o.windowS === undefined) {
       const cur = await read();
+      observable(cur, o.cpus);
       const prev = this.#previous.get(o.consumer) ?? null;
       this.#previous.set(o.consumer, cur);
-      return { observation: observe(prev, cur, prev ? 'previous-read' : 'boot'), counters: cur };
+      return { observation: observe(prev, cur, prev ? 'previous-read' : 'boot', o.cpus), counters: cur };
     }
     const first = await read();
+    // Refused before the wait, not after it.
+    observable(first, o.cpus);
     const started = Date.now();
     const endAt = started + o.windowS * 1000;
     for (let now = started; now < endAt; now = Date.now()) {
@@ -118,7 +136,7 @@ export class WorkloadService {
     }
     const last = await read();
     this.#previous.set(o.consumer, last);
-    return { observation: observe(first, last, 'window'), counters: last };
+    return { observation: observe(first, last, 'window', o.cpus), counters: last };
   }
 
   /** The costs of the plan in force and of a performance plan, looked up once per plan and benchmark. */

@@ -3,6 +3,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import type { CpuCounters, IdleSnapshot } from '../../src/domain/workload.ts';
 import { observe } from '../../src/platform/idle-delta.ts';
 import { readIdleStates } from '../../src/platform/linux/cpuidle.ts';
 import {
@@ -168,6 +169,89 @@ describe('idle readers that hold on every kernel', () => {
     } finally {
       await rm(root, { recursive: true, force: true });
     }
+  });
+
+  it('asked for some CPUs, the observation is of those only: busy time, idle entries, states, per CPU and the bursts of the processes that ran there', () => {
+    // CPU c, `s` seconds into the counting: after 10 s busy (c + 1) s; POLL 100 x (c + 1) entries of 10 us; C1 1000 x (c + 1) entries taking the rest.
+    const cpu = (c: number, s: number): CpuCounters => {
+      const k = s === 0 ? 0 : c + 1;
+      return {
+        cpu: c,
+        busyUs: k * 1e6,
+        totalUs: s * 1e6,
+        idleUs: s * 1e6 - k * 1e6,
+        wakeups: null,
+        states: [
+          {
+            name: 'POLL',
+            exitLatencyUs: 0,
+            usage: 100 * k,
+            timeUs: 1000 * k,
+            above: 0,
+            below: 0,
+            disabled: false,
+          },
+          {
+            name: 'C1',
+            exitLatencyUs: 8,
+            usage: 1000 * k,
+            timeUs: s * 1e6 - k * 1e6 - 1000 * k,
+            above: k,
+            below: 2 * k,
+            disabled: false,
+          },
+        ],
+      };
+    };
+    const snap = (s: number): IdleSnapshot => ({
+      source: 'cpuidle',
+      atS: 100 + s,
+      cpus: [0, 1, 2].map((c) => cpu(c, s)),
+      // One process per CPU, each 40 sleeps in the window over 90% of its CPU's busy time.
+      tasks: [0, 1, 2].map((c) => ({
+        pid: 100 + c,
+        runUs: s === 0 ? 0 : 0.9 * (c + 1) * 1e6,
+        sleeps: s === 0 ? 0 : 40,
+        cpu: c,
+      })),
+    });
+    const before = snap(0);
+    const after = snap(10);
+    const all = observe(before, after, 'previous-read');
+    assert.equal(all.cpus, 3);
+    assert.equal(all.cpuSet, undefined);
+    assert.equal(all.busySeconds, 6);
+    const some = observe(before, after, 'previous-read', [0, 2]);
+    assert.equal(some.cpus, 2);
+    assert.equal(some.cpuSet, '0,2');
+    // CPU 0 busy 1 s and CPU 2 3 s, of 20 s.
+    assert.equal(some.busySeconds, 4);
+    assert.equal(some.busyShare, 0.2);
+    // (1100 + 3300) entries in 10 s.
+    assert.equal(some.idleEntriesPerSecond, 440);
+    assert.deepEqual(
+      some.states.map((s) => [s.name, s.entriesPerSecond, s.above, s.below]),
+      [
+        ['POLL', 40, 0, 0],
+        ['C1', 400, 4, 8],
+      ],
+    );
+    assert.equal(some.meanIdlePeriodUs, Math.round((16e6 / 4400) * 10) / 10);
+    assert.deepEqual(
+      some.perCpu.map((c) => [c.cpu, c.busyShare, c.idleEntriesPerSecond, c.workBurstsPerSecond]),
+      [
+        [2, 0.3, 330, 4],
+        [0, 0.1, 110, 4],
+      ],
+    );
+    // The processes on CPUs 0 and 2 only: 80 sleeps in 10 s, over 0.9 of those CPUs' busy time.
+    assert.equal(some.workBurstsPerSecond, 8);
+    assert.equal(some.workCoveredShare, 0.9);
+    // A CPU asked for that the counters do not know is not observed, and not said to be.
+    const one = observe(before, after, 'previous-read', [1, 5]);
+    assert.equal(one.cpuSet, '1');
+    assert.equal(one.cpus, 1);
+    assert.equal(one.busySeconds, 2);
   });
 
   it('a CPU whose counters went back (hot-plug, reset) is left out of the window, not read as negative', async () => {

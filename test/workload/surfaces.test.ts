@@ -10,6 +10,7 @@ import { type CpuWork, type IdleTree, makeIdleTree } from '../support/idle-tree.
 import { withMcpClient } from '../support/mcp.ts';
 import { runCli } from '../support/processes.ts';
 import { appOver } from '../support/server.ts';
+import { callError } from '../surfaces/mcp-checks.ts';
 
 /** 2 CPUs, states POLL (0 us) and C1 (8 us); `at` seconds after boot with `busy` ticks per CPU per second. */
 const work = (at: number, busyPerS: number, entriesPerS: number): CpuWork[] =>
@@ -105,6 +106,67 @@ describe('get_workload_cost on every surface', () => {
     }
   });
 
+  it('REST: ?cpus=0 observes CPU 0 only, and says so; a list that is none, or names no CPU here, is a problem and moves no previous read', async () => {
+    const app = appOver(rig.t);
+    await rig.tree.write(500, work(500, 0, 0));
+    await app.request('/v1/workload');
+    // 10 s later CPU 0 did 40% work and woke 1000 times a second; CPU 1 did nothing.
+    const moved = work(510, 0, 0);
+    const [base0, base1] = work(500, 0, 0);
+    Object.assign(moved[0]!, {
+      busyTicks: base0!.busyTicks + 400,
+      idleTicks: base0!.idleTicks + 600,
+      states: [
+        { usage: base0!.states[0]!.usage + 1000, timeUs: base0!.states[0]!.timeUs + 100_000 },
+        { usage: base0!.states[1]!.usage + 9000, timeUs: base0!.states[1]!.timeUs + 5_900_000 },
+      ],
+    });
+    Object.assign(moved[1]!, { ...base1!, idleTicks: base1!.idleTicks + 1000 });
+    moved[1]!.states[1]!.timeUs += 10_000_000;
+    await rig.tree.write(510, moved);
+    for (const [cpus, detail] of [
+      ['garbage', /cpus: must be a CPU list/],
+      ['0,', /cpus: must be a CPU list/],
+      ['3-1', /cpus: must be a CPU list/],
+      ['8192', /cpus: must be a CPU list/],
+      ['0,'.repeat(600), /cpus: .*1024/],
+      ['2-7', /cpus: none of 2-7 is a CPU this system counts; its CPUs are 0-1/],
+    ] as const) {
+      const res = await app.request(`/v1/workload?cpus=${encodeURIComponent(cpus)}`);
+      assert.equal(res.status, 400, cpus);
+      assert.match(res.headers.get('content-type') ?? '', /problem\+json/);
+      const problem = (await res.json()) as { detail: string; code: string };
+      assert.equal(problem.code, 'invalid_input');
+      assert.match(problem.detail, detail);
+    }
+    const res = await app.request('/v1/workload?cpus=0');
+    assert.equal(res.status, 200);
+    const cost = WorkloadCost.parse(await res.json());
+    const o = cost.observation;
+    // Over the 10 s since the last read that succeeded.
+    assert.equal(o.windowSeconds, 10);
+    assert.equal(o.cpus, 1);
+    assert.equal(o.cpuSet, '0');
+    assert.equal(o.busyShare, 0.4);
+    assert.equal(o.idleEntriesPerSecond, 1000);
+    assert.deepEqual(
+      o.perCpu.map((c) => c.cpu),
+      [0],
+    );
+    assert.deepEqual(
+      o.states.map((s) => [s.name, s.entriesPerSecond]),
+      [
+        ['POLL', 100],
+        ['C1', 900],
+      ],
+    );
+    assert.match(cost.summary, /^at this server's load on CPU 0 over the last 10 s the plan /);
+    // All CPUs, against the raw counters kept by that read: nothing happened since.
+    const all = WorkloadCost.parse(await (await app.request('/v1/workload?cpus=1,0')).json());
+    assert.equal(all.observation.cpuSet, '0-1');
+    assert.equal(all.observation.cpus, 2);
+  });
+
   it('MCP: a window reports progress while it observes, and the deltas are over the window', async () => {
     await rig.tree.write(200, work(200, 50, 5000));
     const seen: number[] = [];
@@ -124,6 +186,30 @@ describe('get_workload_cost on every surface', () => {
     assert.equal(cost.observation.windowSeconds, 4);
     assert.equal(cost.observation.busyShare, 0.5);
     assert.equal(cost.observation.idleEntriesPerSecond, 10_000);
+  });
+
+  it('MCP: cpus observes those CPUs; a list that is none is isError', async () => {
+    await rig.tree.write(600, work(600, 30, 2000));
+    const result = await withMcpClient(rig.t.deps, (client) =>
+      client.callTool({ name: 'get_workload_cost', arguments: { cpus: '1' } }),
+    );
+    assert.ok(!result.isError, JSON.stringify(result.content));
+    const o = WorkloadCost.parse(result.structuredContent).observation;
+    assert.equal(o.cpuSet, '1');
+    assert.equal(o.cpus, 1);
+    assert.deepEqual(
+      o.perCpu.map((c) => c.cpu),
+      [1],
+    );
+    for (const cpus of ['0-', 'one', '0-3:2/4'])
+      assert.match(
+        await withMcpClient(rig.t.deps, (client) => callError(client, 'get_workload_cost', { cpus })),
+        /cpus: must be a CPU list such as 0, 0-3 or 0-3,8,10-11/,
+      );
+    assert.match(
+      await withMcpClient(rig.t.deps, (client) => callError(client, 'get_workload_cost', { cpus: '5' })),
+      /none of 5 is a CPU this system counts/,
+    );
   });
 
   it('/metrics: the raw counters as counters and the estimate as gauges', async () => {
@@ -158,5 +244,11 @@ describe('get_workload_cost on every surface', () => {
     const bad = await runCli(['workload', '--window', 'soon'], rig.t.env);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /window/);
+    const one = await runCli(['workload', '--cpus', '1'], rig.t.env);
+    assert.equal(one.code, 0, one.stderr);
+    assert.match(one.stdout, /^observed: CPU 1, cpuidle/m);
+    const garbage = await runCli(['workload', '--cpus', '0-1,x'], rig.t.env);
+    assert.equal(garbage.code, 1);
+    assert.match(garbage.stderr, /--cpus: must be a CPU list/);
   });
 });

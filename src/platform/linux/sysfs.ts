@@ -6,6 +6,7 @@
 import { constants, readdirSync, readFileSync, statSync } from 'node:fs';
 import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cpuRuns } from '../../domain/cpu-list.ts';
 
 /** The cpufreq view of one CPU; frequencies in kHz as the kernel reports them. */
 export interface CpuFreq {
@@ -187,17 +188,10 @@ export const common = (values: readonly (string | null)[]): string | null => {
 };
 
 /** Compact CPU lists for messages: [0,1,2,5] -> "cpu0-2, cpu5". */
-export const cpuList = (cpus: readonly number[]): string => {
-  const sorted = [...cpus].sort((a, b) => a - b);
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    parts.push(j > i ? `cpu${sorted[i]}-${sorted[j]}` : `cpu${sorted[i]}`);
-    i = j + 1;
-  }
-  return parts.join(', ');
-};
+export const cpuList = (cpus: readonly number[]): string =>
+  cpuRuns(cpus)
+    .map(([a, b]) => (a === b ? `cpu${a}` : `cpu${a}-${b}`))
+    .join(', ');
 
 /** The driver works with EPP (intel_pstate active with HWP, amd-pstate-epp active): every CPU exposes it. */
 export const hasEpp = (s: SysfsState): boolean =>
