@@ -229,7 +229,7 @@ export interface paths {
         };
         /**
          * Estimate what the plan costs this server's work
-         * @description Observes how this server's CPUs alternate between work and idle (idle entries per second, mean idle period, share per idle state, busy share, from the OS counters: Linux cpuidle and /proc/stat, Windows Processor Information) and estimates by how much the plan in force lengthens that work: addedPercent with a low-high range, the added time per wake-up, and what a performance plan would recover. The costs come from the newest benchmark of the last 24 h under the plan in force, else from the published exit latencies of the idle states (basis says which). An idle server gets no number but the reason "too little work observed to estimate". With window it waits that long (progress is reported); without, it compares with the previous read. Changes nothing.
+         * @description Observes how this server's CPUs alternate between work and idle (idle entries per second, mean idle period, share per idle state, busy share, from the OS counters: Linux cpuidle and /proc/stat, Windows Processor Information) and estimates by how much the plan in force lengthens that work: addedPercent with a low-high range, the added time per wake-up, and what a performance plan would recover. The costs come from the newest benchmark of the last 24 h under the plan in force, else from the published exit latencies of the idle states (basis says which). An idle server gets no number but the reason "too little work observed to estimate". With window it waits that long (progress is reported); without, it compares with the previous read. With `cpus` only those CPUs are observed and estimated. Changes nothing.
          */
         get: operations["get_workload_cost"];
         put?: never;
@@ -576,6 +576,8 @@ export interface components {
             rampUpMs: components["schemas"]["BenchmarkStats"];
             /** @description Bursts in which the unit time never settled within 10% of warm; their ramp-up counts as the whole burst. */
             unsettled: number;
+            /** @description The time lost by the time the burst's first units were done, at 1, 2, 3, 5, 8, 13, 20, 30 and 60 units and at the whole burst: what a piece of work of any length loses after this gap, whatever the ramp's shape (absent in results of earlier versions). */
+            lossCurve?: components["schemas"]["BenchmarkLossPoint"][];
             /** @description True when the spread of this phase is too wide to trust; advice must not rest on it. */
             noisy: boolean;
         };
@@ -585,6 +587,15 @@ export interface components {
             total: number;
             /** @description Newest first. */
             benchmarks: components["schemas"]["BenchmarkSummary"][];
+        };
+        /** @description Time lost after an idle gap by a point of the burst. */
+        BenchmarkLossPoint: {
+            /** @description Units of work done from the start of the burst. */
+            units: number;
+            /** @description Median over the bursts of their time for those units minus as many warm units (ms). */
+            lossMs: number;
+            /** @description p90 minus p10 of the same over the bursts (ms). */
+            spreadMs: number;
         };
         /** @description Median, tail and worst case of one measured quantity. */
         BenchmarkPercentiles: {
@@ -1603,6 +1614,8 @@ export interface components {
             basis: "benchmark" | "published-latencies";
             /** @description The benchmark whose costs were used. */
             benchmarkId?: string;
+            /** @description What the same work loses to the clock under a performance plan (% of the work observed): the platform's (a hypervisor's host, the firmware), which no plan here removes, so it is left out of addedPercent; from a benchmark under a performance plan, absent without one (addedPercent then holds it). */
+            platformPercent?: number;
             /** @description What a performance plan would recover (% of the work observed), from a benchmark under a performance plan; absent without one. */
             recoverablePercent?: number;
             /** @description The benchmark under a performance plan that recoverablePercent rests on. */
@@ -1624,6 +1637,8 @@ export interface components {
             windowSeconds: number;
             /** @description CPUs observed. */
             cpus: number;
+            /** @description The CPUs observed, as a CPU list (`0-3,8`), when some were asked for; everything else here covers only them. Absent when every CPU was observed. */
+            cpuSet?: string;
             /** @description Share of CPU time spent busy over all CPUs (0..1); null when unknown. */
             busyShare: number | null;
             /** @description CPU seconds of work observed, summed over CPUs. */
@@ -2829,6 +2844,8 @@ export interface operations {
             query?: {
                 /** @description How long to observe (1s-5m, e.g. 30s): the answer waits that long and counts what the CPUs did meanwhile. Without it the counters are compared with the previous read (since boot on the first), which costs no wait. */
                 window?: string;
+                /** @description The CPUs to observe, as a Linux CPU list such as 0-3,8 (the form of cpuset.cpus; CPUs 0-8191, at most 1024 characters; on Windows a CPU is group x 64 + number): for work pinned to them (a container's cpuset, a NUMA node), so that other CPUs' work does not dilute its cost. Without it every CPU is observed; a list naming no CPU of this system is refused. */
+                cpus?: string;
             };
             header?: never;
             path?: never;
