@@ -57,7 +57,9 @@ export const inputFields = (op: Operation): FieldInfo[] => {
 const toScalar = (field: Pick<FieldInfo, 'type' | 'items'>, raw: string): unknown => {
   if (field.type === 'array') {
     const item = { type: field.items ?? 'string' };
-    return raw
+    // A list may also be written as the descriptions show it, in brackets: [50, 200, 1000].
+    const list = /^\s*\[(.*)\]\s*$/s.exec(raw)?.[1] ?? raw;
+    return list
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== '')

@@ -78,6 +78,13 @@ describe('CLI as a child process', () => {
     assert.equal(r.code, 0, r.stderr);
     const planned = (JSON.parse(r.stdout) as { planned: { id: string }[] }).planned.map((p) => p.id);
     assert.ok(planned.includes(SCHEME.powerSaver) && planned.includes(SCHEME.balanced), planned.join());
+    // Also in brackets, as the option's description writes it ([50, 200, 1000]).
+    const bracketed = await runCli(
+      ['compare', '--plans', '[power-saver, balanced]', '--dry-run', '--json'],
+      t.env,
+    );
+    assert.equal(bracketed.code, 0, bracketed.stderr);
+    assert.equal((JSON.parse(bracketed.stdout) as { planned: unknown[] }).planned.length, planned.length);
     const bad = await runCli(['bench', '--idle-gaps-ms', '50,abc'], t.env);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /--idle-gaps-ms/);
