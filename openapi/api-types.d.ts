@@ -616,6 +616,8 @@ export interface components {
             warmBaseline: components["schemas"]["BenchmarkWarmBaseline"];
             /** @description One entry per idle gap, shortest first. */
             burstsAfterIdle: components["schemas"]["BenchmarkIdleGap"][];
+            /** @description The request stream: per size and gap, requests of a few units one after another after that gap, the clock in the state short requests leave it in (absent in results of earlier versions). */
+            requestStream?: components["schemas"]["BenchmarkStreamPoint"][];
             /** @description The wake-up probe (absent in results of earlier versions). */
             wakeUp?: components["schemas"]["BenchmarkWakeUp"];
             sustainedSingle: components["schemas"]["BenchmarkSustainedSingle"];
@@ -671,6 +673,21 @@ export interface components {
             max: number;
             /** @description Coefficient of variation: standard deviation / mean (0 = no spread; 0.1 = 10%). */
             cv: number;
+        };
+        /** @description Short requests one after another after the same idle gap: what each lost against a warm core, as a stream of queries does. */
+        BenchmarkStreamPoint: {
+            /** @description The idle gap before each request (ms). */
+            idleGapMs: number;
+            /** @description Units of work per request. */
+            units: number;
+            /** @description Requests timed (the first of the stream is not). */
+            n: number;
+            /** @description Mean time a request took beyond as many warm units (ms). */
+            meanLossMs: number;
+            /** @description Standard deviation of that (ms). */
+            sdLossMs: number;
+            /** @description Median of that (ms). */
+            medianLossMs: number;
         };
         /** @description The headline figures of one stored result. */
         BenchmarkSummary: {

@@ -10,6 +10,8 @@ export interface RawRun {
   warm: { spinMs: number; bursts: number[][] };
   /** One entry per timed burst, in the order they ran (the ladder repeated `repetitions` times). */
   idle: { gapMs: number; times: number[] }[];
+  /** The request stream: per gap and size, the time of each request after the first. */
+  stream?: { gapMs: number; units: number; times: number[] }[];
   /** The wake-up probe (us): per gap, overshoot and first small unit after each wake-up. */
   wake?: {
     unitIterations: number;
@@ -245,6 +247,21 @@ export const analyze = (raw: RawRun, t: Thresholds = defaultThresholds): Analysi
     };
   });
 
+  const requestStream = raw.stream?.map((r) => {
+    const losses = r.times.map((t) => t - r.units * warmUnitMedian);
+    const n = losses.length;
+    const mean = n ? sum(losses) / n : 0;
+    const sd = n > 1 ? Math.sqrt(losses.reduce((t, x) => t + (x - mean) ** 2, 0) / (n - 1)) : 0;
+    return {
+      idleGapMs: r.gapMs,
+      units: r.units,
+      n,
+      meanLossMs: round(mean),
+      sdLossMs: round(sd),
+      medianLossMs: round(n ? median(losses) : 0),
+    };
+  });
+
   const singleMops = mops(raw.single.units, iterations, raw.single.elapsedMs);
   const slices = stats(
     raw.single.slices.map((u) => mops(u, iterations, raw.single.sliceMs)),
@@ -271,6 +288,7 @@ export const analyze = (raw: RawRun, t: Thresholds = defaultThresholds): Analysi
       noisy: flag(warmBurst.n < 3 || warmBurst.cv > t.warmCv, 'The warm baseline', warmBurst.cv),
     },
     burstsAfterIdle,
+    ...(requestStream?.length ? { requestStream } : {}),
     ...(raw.wake ? { wakeUp: analyzeWake(raw.wake) } : {}),
     sustainedSingle: {
       durationMs: { value: round(raw.single.elapsedMs, 1), unit: 'ms' },

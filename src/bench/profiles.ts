@@ -15,6 +15,13 @@ export interface BenchPlan {
   warmBursts: number;
   /** Units (about 1 ms each) per burst, long enough to see a ramp-up of a few tens of ms. */
   burstUnits: number;
+  /**
+   * The request stream: requests of these sizes (units), each size `streamRequests` times in a row
+   * after each of `streamGapsMs`, so that the clock is in the state short requests leave it in.
+   */
+  streamGapsMs: number[];
+  streamUnits: number[];
+  streamRequests: number;
   sustainWarmupMs: number;
   sustainMs: number;
   sliceMs: number;
@@ -35,6 +42,9 @@ const profiles: Record<BenchmarkProfile, Omit<BenchPlan, 'profile' | 'threads'>>
     warmSpinMs: 250,
     warmBursts: 5,
     burstUnits: 30,
+    streamGapsMs: [50],
+    streamUnits: [2],
+    streamRequests: 5,
     sustainWarmupMs: 100,
     sustainMs: 400,
     sliceMs: 50,
@@ -49,6 +59,9 @@ const profiles: Record<BenchmarkProfile, Omit<BenchPlan, 'profile' | 'threads'>>
     warmSpinMs: 300,
     warmBursts: 8,
     burstUnits: 60,
+    streamGapsMs: [10, 50, 100],
+    streamUnits: [1, 3],
+    streamRequests: 6,
     sustainWarmupMs: 200,
     sustainMs: 1500,
     sliceMs: 100,
@@ -58,6 +71,9 @@ const profiles: Record<BenchmarkProfile, Omit<BenchPlan, 'profile' | 'threads'>>
   },
 };
 
+/** The longest gap a request stream waits (ms): its requests come one after another. */
+const MAX_STREAM_GAP_MS = 200;
+
 export const benchPlan = (
   profile: BenchmarkProfile,
   threads: number,
@@ -65,7 +81,15 @@ export const benchPlan = (
 ): BenchPlan => {
   const base = profiles[profile];
   const gaps = idleGapsMs?.length ? [...new Set(idleGapsMs)].sort((a, b) => a - b) : base.idleGapsMs;
-  return { ...base, profile, threads, idleGapsMs: gaps };
+  // The stream follows the ladder's gaps up to the longest a stream can wait out in reasonable time.
+  const streamGaps = idleGapsMs?.length ? gaps.filter((g) => g <= MAX_STREAM_GAP_MS) : base.streamGapsMs;
+  return {
+    ...base,
+    profile,
+    threads,
+    idleGapsMs: gaps,
+    streamGapsMs: streamGaps.length ? streamGaps : [Math.min(...gaps, MAX_STREAM_GAP_MS)],
+  };
 };
 
 /** Expected wall time of a run (ms), not counting worker start-up. */
@@ -74,7 +98,10 @@ export const estimateMs = (p: BenchPlan): number => {
   const warm = p.warmSpinMs + p.warmBursts * p.burstUnits;
   const sustained = 2 * (p.sustainWarmupMs + p.sustainMs);
   const wake = (p.wakeRounds * p.wakeGapsUs.reduce((s, g) => s + g + p.wakeUnitUs, 0)) / 1000 + 50;
-  return p.calibrateSpinMs + 50 + warm + idle + sustained + wake;
+  const stream =
+    (p.streamRequests + 1) *
+    p.streamUnits.reduce((s, u) => s + p.streamGapsMs.reduce((t, g) => t + g + u, 0), 0);
+  return p.calibrateSpinMs + 50 + warm + idle + stream + sustained + wake;
 };
 
 /**

@@ -133,7 +133,7 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
   if (hooks.signal?.aborted) onAbort();
 
-  const total = 5 + plan.idleGapsMs.length * plan.repetitions;
+  const total = 5 + plan.idleGapsMs.length * plan.repetitions + plan.streamUnits.length;
   let step = 0;
   const progress = (message: string) => {
     if (stopReason === undefined) hooks.progress?.({ progress: step++, total, message });
@@ -178,6 +178,22 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
       }
     }
 
+    const stream: NonNullable<RawRun['stream']> = [];
+    for (const units of plan.streamUnits) {
+      progress(`requests of ${units} unit(s) after ${plan.streamGapsMs.join(', ')} ms idle`);
+      for (const gapMs of plan.streamGapsMs) {
+        const r = await guard(
+          main.request<{ times: number[] }>('stream', {
+            gapMs,
+            iterations,
+            units,
+            count: plan.streamRequests,
+          }),
+        );
+        stream.push({ gapMs, units, times: r.times });
+      }
+    }
+
     progress(
       `wake-up after ${plan.wakeGapsUs.length} idle gaps of ${plan.wakeGapsUs[0]}-${plan.wakeGapsUs.at(-1)} us`,
     );
@@ -216,6 +232,7 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
       calibration: cal,
       warm: { spinMs: plan.warmSpinMs, bursts: warm.bursts },
       idle,
+      stream,
       wake: { ...wake, unitIterations: wakeIterations(iterations, cal.unitMs, plan.wakeUnitUs) },
       single: {
         units: single.units,

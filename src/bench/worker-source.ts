@@ -117,6 +117,20 @@ const commands = {
     return { warmUnitUs: warm.times.map((t) => t * 1000), gaps, checksum: (cs ^ warm.cs) | 0 };
   },
 
+  // A stream of short requests: the same small burst again and again after the same idle gap, as a
+  // server answering queries sees them; the first one only brings the stream to its steady state.
+  stream({ gapMs, iterations, units, count }) {
+    const times = [];
+    let cs = 0;
+    for (let i = 0; i <= count; i++) {
+      Atomics.wait(control, IDLE_SLOT, 0, gapMs);
+      const t0 = performance.now();
+      for (let k = 0; k < units; k++) cs ^= unit(iterations);
+      if (i > 0) times.push(performance.now() - t0);
+    }
+    return { times, checksum: cs | 0 };
+  },
+
   burst({ idleMs, iterations, units }) {
     if (idleMs > 0) Atomics.wait(control, IDLE_SLOT, 0, idleMs);
     const r = timeUnits(iterations, units);

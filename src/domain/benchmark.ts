@@ -90,6 +90,21 @@ export const LossPoint = z
   })
   .meta({ id: 'BenchmarkLossPoint', description: 'Time lost after an idle gap by a point of the burst.' });
 
+export const StreamPoint = z
+  .object({
+    idleGapMs: z.number().int().describe('The idle gap before each request (ms).'),
+    units: z.number().int().describe('Units of work per request.'),
+    n: z.number().int().describe('Requests timed (the first of the stream is not).'),
+    meanLossMs: z.number().describe('Mean time a request took beyond as many warm units (ms).'),
+    sdLossMs: z.number().describe('Standard deviation of that (ms).'),
+    medianLossMs: z.number().describe('Median of that (ms).'),
+  })
+  .meta({
+    id: 'BenchmarkStreamPoint',
+    description:
+      'Short requests one after another after the same idle gap: what each lost against a warm core, as a stream of queries does.',
+  });
+
 export const IdleGapPhase = z
   .object({
     idleGapMs: z
@@ -196,6 +211,12 @@ export const BenchmarkPhases = z
     calibration: CalibrationPhase,
     warmBaseline: WarmBaselinePhase,
     burstsAfterIdle: z.array(IdleGapPhase).describe('One entry per idle gap, shortest first.'),
+    requestStream: z
+      .array(StreamPoint)
+      .optional()
+      .describe(
+        'The request stream: per size and gap, requests of a few units one after another after that gap, the clock in the state short requests leave it in (absent in results of earlier versions).',
+      ),
     wakeUp: WakeUpPhase.optional().describe('The wake-up probe (absent in results of earlier versions).'),
     sustainedSingle: SustainedSinglePhase,
     sustainedAllCore: SustainedAllCorePhase,

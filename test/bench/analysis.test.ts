@@ -86,6 +86,32 @@ describe('loss curve', () => {
   });
 });
 
+describe('request stream', () => {
+  it('is the mean, spread and median of what each request lost against as many warm units', () => {
+    const raw = syntheticRun({ model: flatClock });
+    raw.stream = [
+      { gapMs: 50, units: 2, times: [2, 2, 6, 2] },
+      { gapMs: 10, units: 2, times: [2, 2, 2, 2] },
+    ];
+    const warm = median(raw.warm.bursts.flat());
+    const a = analyze(raw);
+    const s = a.phases.requestStream ?? [];
+    assert.deepEqual(
+      s.map((p) => [p.idleGapMs, p.units, p.n]),
+      [
+        [50, 2, 4],
+        [10, 2, 4],
+      ],
+    );
+    assert.ok(Math.abs(s[0]!.meanLossMs - (3 - 2 * warm)) < 1e-3, String(s[0]!.meanLossMs));
+    assert.ok(Math.abs(s[0]!.sdLossMs - 2) < 1e-3);
+    assert.ok(Math.abs(s[0]!.medianLossMs - (2 - 2 * warm)) < 1e-3);
+    assert.equal(s[1]!.sdLossMs, 0);
+    // Results without a stream (earlier versions' raw runs) have none.
+    assert.equal(analyze(syntheticRun({ model: flatClock })).phases.requestStream, undefined);
+  });
+});
+
 describe('analysis of synthetic timing series', () => {
   it('finds no penalty, no ramp and no noise on a flat clock', () => {
     const a = analyze(syntheticRun({ model: flatClock }));

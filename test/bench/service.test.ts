@@ -89,8 +89,15 @@ describe('benchmark service (real runs)', () => {
       first.summary.headline ?? '',
       /^wake-up: \+[\d.]+ us per request; ramp: [+-][\d.]+% for [\d.]+ ms/,
     );
-    assert.equal(steps.length, 11);
-    assert.match(steps[0]!, /^0\/11 calibrating/);
+    // The request stream: its sizes after its gaps, each request timed but the stream's first.
+    const stream = first.phases.requestStream ?? [];
+    assert.ok(stream.length > 0, 'a request stream was timed');
+    for (const p of stream) {
+      assert.equal(p.n, 5);
+      assert.ok(p.sdLossMs >= 0 && Number.isFinite(p.meanLossMs) && p.meanLossMs > -p.units);
+    }
+    assert.equal(steps.length, 12);
+    assert.match(steps[0]!, /^0\/12 calibrating/);
     assert.equal(service.activeWorkers, 0);
     assert.equal(existsSync(join(dir, 'benchmark.lock')), false);
     assert.equal((await service.get(first.id)).id, first.id);
