@@ -41,6 +41,16 @@ export interface RampPoint {
   curve?: { workUs: number; lossUs: Range }[];
 }
 
+/**
+ * Short requests one after another after the same gap: what each lost by its work (us of warm
+ * work, us lost), the clock in the state such a stream leaves it in.
+ */
+export interface StreamGap {
+  gapUs: number;
+  /** Smallest work first. */
+  points: { workUs: number; lossUs: Range }[];
+}
+
 export interface PlanCosts {
   basis: WorkloadEstimate['basis'];
   benchmarkId?: string;
@@ -48,6 +58,8 @@ export interface PlanCosts {
   wake: WakePoint[];
   /** Shortest gap first; empty: no clock ramp known. */
   ramp: RampPoint[];
+  /** Shortest gap first; absent or empty: no request stream measured (results of earlier versions). */
+  stream?: StreamGap[];
 }
 
 /** Below this much work in the window the counters' noise outweighs the work: no estimate. */
@@ -91,6 +103,21 @@ export const wakeCostAt = (costs: PlanCosts, gapUs: number, pick: Pick3): number
     ),
   );
 
+/** A piecewise-linear loss by work from (0, 0), held at its highest so far, flat beyond its last point. */
+const lossByWork = (points: readonly { workUs: number; lossUs: Range }[], workUs: number, pick: Pick3) => {
+  let before = { workUs: 0, lossUs: 0 };
+  for (const c of points) {
+    const at = { workUs: c.workUs, lossUs: Math.max(before.lossUs, c.lossUs[pick], 0) };
+    if (workUs <= at.workUs)
+      return at.workUs > before.workUs
+        ? before.lossUs +
+            ((at.lossUs - before.lossUs) * (workUs - before.workUs)) / (at.workUs - before.workUs)
+        : at.lossUs;
+    before = at;
+  }
+  return before.lossUs;
+};
+
 /**
  * What one measured point of the ladder says a busy period of `busyUs` of work loses. From the
  * loss curve: read at that much work (linear between its points, in proportion below the first,
@@ -99,19 +126,7 @@ export const wakeCostAt = (costs: PlanCosts, gapUs: number, pick: Pick3): number
  * and the rest of the loss is spread over the rest of the ramp.
  */
 const pointLoss = (p: RampPoint, busyUs: number, pick: Pick3): number => {
-  if (p.curve?.length) {
-    let before = { workUs: 0, lossUs: 0 };
-    for (const c of p.curve) {
-      const at = { workUs: c.workUs, lossUs: Math.max(before.lossUs, c.lossUs[pick], 0) };
-      if (busyUs <= at.workUs)
-        return at.workUs > before.workUs
-          ? before.lossUs +
-              ((at.lossUs - before.lossUs) * (busyUs - before.workUs)) / (at.workUs - before.workUs)
-          : at.lossUs;
-      before = at;
-    }
-    return before.lossUs;
-  }
+  if (p.curve?.length) return lossByWork(p.curve, busyUs, pick);
   const loss = Math.max(0, p.lossUs[pick]);
   const start = Math.max(0, p.startSlowdown[pick]);
   if (p.rampUs <= 0) return 0;
@@ -122,22 +137,34 @@ const pointLoss = (p: RampPoint, busyUs: number, pick: Pick3): number => {
   return head + tail;
 };
 
+/** Below the shortest gap measured the loss shrinks in proportion to the gap (the clock drops gradually). */
+const shrinking = (v: number, g: number, g0: number) => (v * g) / g0;
+
 /**
- * The time a busy period of `busyUs` of work loses to the clock ramp after a gap: each measured
- * gap's loss for that much work (pointLoss), interpolated in log(gap) between them; below the
- * shortest gap measured the loss shrinks in proportion to the gap (the clock drops gradually),
- * above the longest it stays.
+ * The time a busy period of `busyUs` of work loses to the clock after a gap, the larger of what
+ * two measurements say, each interpolated in log(gap) between its gaps (below the shortest the loss
+ * shrinks in proportion to the gap, above the longest it stays):
+ * - the bursts after idle (pointLoss): a burst after a single gap, the clock as a long burst left it;
+ * - the request stream, for work up to its largest request: requests one after another after the
+ *   gap, the clock as short requests leave it (a governor that short bursts never raise keeps it
+ *   low from one to the next, which the bursts after idle, each after a long burst, cannot see).
  */
-export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number =>
-  Math.max(
-    0,
-    interpolate(
-      costs.ramp,
-      (i) => pointLoss(costs.ramp[i]!, busyUs, pick),
-      gapUs,
-      (v, g, g0) => (v * g) / g0,
-    ),
-  );
+export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number => {
+  const burst = interpolate(costs.ramp, (i) => pointLoss(costs.ramp[i]!, busyUs, pick), gapUs, shrinking);
+  const stream = costs.stream ?? [];
+  const streamed = stream.length
+    ? interpolate(
+        stream,
+        (i) => {
+          const points = stream[i]!.points;
+          return lossByWork(points, Math.min(busyUs, points[points.length - 1]?.workUs ?? 0), pick);
+        },
+        gapUs,
+        shrinking,
+      )
+    : 0;
+  return Math.max(0, burst, streamed);
+};
 
 /** Gaps at the midpoints of K equal-probability slices of an exponential distribution with mean 1. */
 const K = 32;
@@ -309,7 +336,7 @@ const totals = (
   );
   for (const c of cpusOf(o)) {
     entries += c.entriesPerSecond;
-    if (c.burstsPerSecond <= 0 || !costs.ramp.length) continue;
+    if (c.burstsPerSecond <= 0 || (!costs.ramp.length && !costs.stream?.length)) continue;
     const gaps = idleGapsOf(split, c.idleUsPerSecond / c.burstsPerSecond, shape);
     const busyUs = c.busyUsPerSecond / c.burstsPerSecond;
     const work = workOf((w) => meanLoss(costs, gaps, w, pick), busyUs);

@@ -6,7 +6,7 @@
  * Where the benchmark measured its loss curve, each gap's loss by the work done comes with it.
  */
 import type { BenchmarkResult } from '../domain/benchmark.ts';
-import type { PlanCosts, RampPoint, WakePoint } from './workload-cost.ts';
+import type { PlanCosts, RampPoint, StreamGap, WakePoint } from './workload-cost.ts';
 
 /**
  * The standard error of a median from its spread: sigma estimated from a quantile distance of a
@@ -59,12 +59,32 @@ const rampPoints = (r: BenchmarkResult): RampPoint[] => {
   });
 };
 
-export const costsFromBenchmark = (r: BenchmarkResult): PlanCosts => ({
-  basis: 'benchmark',
-  benchmarkId: r.id,
-  wake: wakePoints(r),
-  ramp: rampPoints(r),
-});
+/** The request stream by gap, each gap's sizes smallest first, with two standard errors of each mean. */
+const streamGaps = (r: BenchmarkResult): StreamGap[] => {
+  const unitUs = r.phases.warmBaseline.unitMs.median * 1000;
+  const byGap = new Map<number, StreamGap['points']>();
+  for (const p of r.phases.requestStream ?? []) {
+    const mid = p.meanLossMs * 1000;
+    const se = p.n > 0 ? (2 * p.sdLossMs * 1000) / Math.sqrt(p.n) : 0;
+    const points = byGap.get(p.idleGapMs) ?? [];
+    points.push({ workUs: p.units * unitUs, lossUs: { mid, low: mid - se, high: mid + se } });
+    byGap.set(p.idleGapMs, points);
+  }
+  return [...byGap]
+    .sort(([a], [b]) => a - b)
+    .map(([gapMs, points]) => ({ gapUs: gapMs * 1000, points: points.sort((a, b) => a.workUs - b.workUs) }));
+};
+
+export const costsFromBenchmark = (r: BenchmarkResult): PlanCosts => {
+  const stream = streamGaps(r);
+  return {
+    basis: 'benchmark',
+    benchmarkId: r.id,
+    wake: wakePoints(r),
+    ramp: rampPoints(r),
+    ...(stream.length ? { stream } : {}),
+  };
+};
 
 /** No benchmark: the wake-up half from the states' published exit latencies, no clock ramp. */
 export const publishedCosts = (): PlanCosts => ({ basis: 'published-latencies', wake: [], ramp: [] });

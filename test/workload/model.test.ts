@@ -414,6 +414,27 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     assert.ok(shared.low <= shared.addedPercent && shared.addedPercent <= shared.high);
   });
 
+  it('short work: the request stream where a clock that short bursts never raise costs more than the bursts after idle say', () => {
+    // The bursts after idle see nothing in the first 3 ms (each follows a long burst that left the
+    // clock up); a stream of 2 ms requests after 50 ms gaps loses 4 ms each.
+    const late: PlanCosts = {
+      basis: 'benchmark',
+      wake: [],
+      ramp: [point(10_000, () => 0), point(1_000_000, (w) => 3 * Math.max(0, Math.min(w, 10_000) - 3000))],
+      stream: [{ gapUs: 50_000, points: [{ workUs: 2000, lossUs: { mid: 4000, low: 3000, high: 5000 } }] }],
+    };
+    assert.equal(rampLossAt(late, 50_000, 2000, 'mid'), 4000);
+    assert.equal(rampLossAt(late, 50_000, 1000, 'mid'), 2000);
+    // Below the stream's gap the loss shrinks with the gap, above it stays.
+    assert.equal(rampLossAt(late, 25_000, 2000, 'mid'), 2000);
+    assert.equal(rampLossAt(late, 500_000, 2000, 'mid'), 4000);
+    // Longer work: the bursts after idle, once they say more than the stream's largest request lost.
+    assert.equal(rampLossAt(late, 1_000_000, 8000, 'mid'), 15_000);
+    assert.equal(rampLossAt(late, 1_000_000, 4000, 'mid'), 4000);
+    const withoutStream = { ...late, stream: [] };
+    assert.equal(rampLossAt(withoutStream, 50_000, 2000, 'mid'), 0);
+  });
+
   it('no plan effect, no estimate beyond the wake-ups: a flat clock costs nothing however long the gaps', () => {
     fc.assert(
       fc.property(
