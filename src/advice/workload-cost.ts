@@ -141,28 +141,35 @@ const pointLoss = (p: RampPoint, busyUs: number, pick: Pick3): number => {
 const shrinking = (v: number, g: number, g0: number) => (v * g) / g0;
 
 /**
+ * Each measured gap's value, never less than at a shorter gap: a clock falls as far or further the
+ * longer it waits, so a smaller loss measured after a longer gap is the benchmark's noise (and a
+ * stop-and-go's luck), not the clock.
+ */
+const rising = (n: number, value: (i: number) => number): number[] => {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push(Math.max(out[i - 1] ?? Number.NEGATIVE_INFINITY, value(i)));
+  return out;
+};
+
+/**
  * The time a busy period of `busyUs` of work loses to the clock after a gap, the larger of what
- * two measurements say, each interpolated in log(gap) between its gaps (below the shortest the loss
- * shrinks in proportion to the gap, above the longest it stays):
+ * two measurements say, each held rising with the gap (rising) and interpolated in log(gap) between
+ * its gaps (below the shortest the loss shrinks in proportion to the gap, above the longest it
+ * stays):
  * - the bursts after idle (pointLoss): a burst after a single gap, the clock as a long burst left it;
  * - the request stream, for work up to its largest request: requests one after another after the
  *   gap, the clock as short requests leave it (a governor that short bursts never raise keeps it
  *   low from one to the next, which the bursts after idle, each after a long burst, cannot see).
  */
 export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number => {
-  const burst = interpolate(costs.ramp, (i) => pointLoss(costs.ramp[i]!, busyUs, pick), gapUs, shrinking);
+  const bursts = rising(costs.ramp.length, (i) => pointLoss(costs.ramp[i]!, busyUs, pick));
+  const burst = interpolate(costs.ramp, (i) => bursts[i]!, gapUs, shrinking);
   const stream = costs.stream ?? [];
-  const streamed = stream.length
-    ? interpolate(
-        stream,
-        (i) => {
-          const points = stream[i]!.points;
-          return lossByWork(points, Math.min(busyUs, points[points.length - 1]?.workUs ?? 0), pick);
-        },
-        gapUs,
-        shrinking,
-      )
-    : 0;
+  const streams = rising(stream.length, (i) => {
+    const points = stream[i]!.points;
+    return lossByWork(points, Math.min(busyUs, points[points.length - 1]?.workUs ?? 0), pick);
+  });
+  const streamed = stream.length ? interpolate(stream, (i) => streams[i]!, gapUs, shrinking) : 0;
   return Math.max(0, burst, streamed);
 };
 
@@ -184,6 +191,8 @@ const avg = (gaps: readonly number[], f: (g: number) => number) =>
  * with an idle core's long ones, so the ramp half is taken CPU by CPU.
  */
 interface CpuPattern {
+  /** Whether the bursts are the work's own (else wake-ups, blips included). */
+  workBursts: boolean;
   entriesPerSecond: number;
   idleUsPerSecond: number;
   busyUsPerSecond: number;
@@ -207,6 +216,7 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
     c.busyShare !== null && c.idleEntriesPerSecond && c.meanIdlePeriodUs !== null
       ? [
           {
+            workBursts: withBursts,
             entriesPerSecond: c.idleEntriesPerSecond,
             idleUsPerSecond: c.meanIdlePeriodUs * c.idleEntriesPerSecond,
             busyUsPerSecond: c.busyShare * 1e6,
@@ -218,6 +228,7 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
   if (!listed.length)
     return [
       {
+        workBursts: withBursts,
         entriesPerSecond: totalEntries,
         idleUsPerSecond: totalIdle,
         busyUsPerSecond: totalBusy,
@@ -232,6 +243,7 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
   };
   if (rest.cpus > 0 && rest.entriesPerSecond > 0 && rest.busyUsPerSecond >= 0)
     listed.push({
+      workBursts: withBursts,
       entriesPerSecond: rest.entriesPerSecond,
       idleUsPerSecond: Math.max(0, rest.cpus * 1e6 - rest.busyUsPerSecond),
       busyUsPerSecond: rest.busyUsPerSecond,
@@ -288,13 +300,89 @@ const workOf = (loss: (w: number) => number, busyUs: number): number => {
   return lo;
 };
 
-/** The mean loss of a burst of `workUs` after the gaps given (weighed). */
+/** A gap longer than every one measured: the clock as far down as it goes. */
+const LONGEST_GAP_US = 1e12;
+/** A ramp has ended by the work at which its loss reached this share of the whole burst's. */
+const RAMP_DONE = 0.9;
+
+/**
+ * The work (us) a burst needs to bring the clock up, from the loss curve after the longest gap:
+ * the first point with 90% of the whole burst's loss, unless the loss is still growing at the
+ * burst's end (its last stretch losing at least half the burst's mean rate): then a burst as long
+ * as the benchmark's does not raise it (Infinity). 0 (every burst raises it) where no curve was
+ * measured (results of earlier versions) or nothing was lost.
+ */
+const raiseWorkUs = (costs: PlanCosts, pick: Pick3): number => {
+  const curve = costs.ramp[costs.ramp.length - 1]?.curve ?? [];
+  const last = curve[curve.length - 1];
+  const before = curve[curve.length - 2];
+  if (!last || !before) return 0;
+  const total = last.lossUs[pick];
+  if (total <= 0) return 0;
+  const tailRate = (total - before.lossUs[pick]) / (last.workUs - before.workUs);
+  if (tailRate >= 0.5 * (total / last.workUs)) return Number.POSITIVE_INFINITY;
+  return curve.find((c) => c.lossUs[pick] >= RAMP_DONE * total)?.workUs ?? last.workUs;
+};
+
+/**
+ * The mean loss of a burst of `workUs` after the gaps given (weighed), the clock's state carried
+ * from one burst to the next: after a gap `g` the clock is down by d(g) = loss(g) / loss after the
+ * longest gap (the share of its whole fall), and a burst raises it again only when it has as much
+ * work as the ramp takes (raiseWorkUs; with exponential bursts of mean `workUs` the chance
+ * exp(-R / workUs), with every burst at its mean all or nothing). So the clock at a burst's start
+ * is down by s = max(d(g), s_before x (1 - raise)): a governor that short bursts never raise stays
+ * low through the short gaps between them once a long gap has let it fall, as a server answering
+ * short queries sees it. The mean is found by iterating that to its fixed point; with every burst
+ * raising the clock it is the mean of d(g), each burst paying the loss after its own gap.
+ */
 const meanLoss = (
   costs: PlanCosts,
   gaps: readonly { gapUs: number; weight: number }[],
   workUs: number,
   pick: Pick3,
-): number => gaps.reduce((t, g) => t + g.weight * rampLossAt(costs, g.gapUs, workUs, pick), 0);
+  shape: 'exponential' | 'mean',
+  carried: boolean,
+): number => {
+  const down = rampLossAt(costs, LONGEST_GAP_US, workUs, pick);
+  if (down <= 0 || !carried)
+    return gaps.reduce((t, g) => t + g.weight * rampLossAt(costs, g.gapUs, workUs, pick), 0);
+  const drops = gaps.map((g) => ({
+    weight: g.weight,
+    d: Math.min(1, Math.max(0, rampLossAt(costs, g.gapUs, workUs, pick) / down)),
+  }));
+  const r = raiseWorkUs(costs, pick);
+  const raise = shape === 'mean' ? (workUs >= r ? 1 : 0) : Number.isFinite(r) ? Math.exp(-r / workUs) : 0;
+  return clockDown(drops, 1 - raise) * down;
+};
+
+/**
+ * The least s with s = sum_i w_i x max(d_i, q x s), the clock's mean state over bursts (q: the
+ * chance a burst leaves it where it found it). With the d_i sorted, each choice of how many lie
+ * below q x s makes the equation linear, s = A / (1 - q B) (A: sum of w_i d_i above, B: sum of w_i
+ * below); the first choice whose s agrees with it is the answer. q = 0 gives the mean of d, q = 1
+ * the largest d (a clock that no burst raises ends as low as the longest gap let it fall).
+ */
+const clockDown = (drops: readonly { weight: number; d: number }[], q: number): number => {
+  const ds = [...drops].sort((a, b) => a.d - b.d);
+  const top = ds[ds.length - 1]?.d ?? 0;
+  if (top <= 0) return 0;
+  let above = ds.reduce((t, x) => t + x.weight * x.d, 0);
+  let below = 0;
+  for (let k = 0; k <= ds.length; k++) {
+    const denominator = 1 - q * below;
+    if (denominator > 1e-12) {
+      const s = above / denominator;
+      const lo = k > 0 ? ds[k - 1]!.d : Number.NEGATIVE_INFINITY;
+      const hi = k < ds.length ? ds[k]!.d : Number.POSITIVE_INFINITY;
+      if (lo <= q * s + 1e-12 && q * s <= hi + 1e-12) return Math.min(1, s);
+    }
+    if (k < ds.length) {
+      above -= ds[k]!.weight * ds[k]!.d;
+      below += ds[k]!.weight;
+    }
+  }
+  return top;
+};
 
 interface Totals {
   /** Added time per second (us), each half. */
@@ -339,9 +427,12 @@ const totals = (
     if (c.burstsPerSecond <= 0 || (!costs.ramp.length && !costs.stream?.length)) continue;
     const gaps = idleGapsOf(split, c.idleUsPerSecond / c.burstsPerSecond, shape);
     const busyUs = c.busyUsPerSecond / c.burstsPerSecond;
-    const work = workOf((w) => meanLoss(costs, gaps, w, pick), busyUs);
+    // Counted by wake-ups a burst's work is the busy time spread over blips too: it says nothing of
+    // whether a burst finished the ramp, so each is taken to pay for its own gap.
+    const carried = c.workBursts;
+    const work = workOf((w) => meanLoss(costs, gaps, w, pick, shape, carried), busyUs);
     ramp += c.burstsPerSecond * (busyUs - work);
-    if (floor) floorRamp += c.burstsPerSecond * meanLoss(floor.costs, gaps, work, floor.pick);
+    if (floor) floorRamp += c.burstsPerSecond * meanLoss(floor.costs, gaps, work, floor.pick, shape, carried);
   }
   return {
     wakeUs: wake,

@@ -370,18 +370,45 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     };
   };
 
+  /** A fast ramp: after 20 ms idle or more the first 1 ms of work runs at a quarter speed (3 ms lost), then full. */
+  const fastLoss = (w: number) => 3 * Math.min(w, 1000);
+  const fast: PlanCosts = {
+    basis: 'benchmark',
+    wake: [],
+    ramp: [point(10_000, () => 0), point(20_000, fastLoss), point(1_000_000, fastLoss)],
+  };
+  const withoutBursts = (o: WorkloadObservation): WorkloadObservation => ({
+    ...o,
+    workBurstsPerSecond: null,
+    perCpu: o.perCpu.map((c) => ({ ...c, workBurstsPerSecond: null })),
+  });
+
   it('takes the gaps between bursts of work, not between wake-ups, and the work out of the busy time the ramp lengthened', () => {
     // 5 queries of 2.5 ms a second after ~200 ms gaps, 60 timer wake-ups a second besides: about
-    // 90% of the gaps are beyond 20 ms, each costing 7.5 ms: about +270%.
-    const o = pattern(5, 2500, 60, step);
-    const e = estimateWorkloadCost(o, step).estimate!;
-    assert.ok(e.rampPercent > 240 && e.rampPercent < 300, `${e.rampPercent}%`);
-    // Counted by wake-ups the gaps are ~14 ms: few clock falls are seen.
-    const byWakeups = estimateWorkloadCost(
-      { ...o, workBurstsPerSecond: null, perCpu: o.perCpu.map((c) => ({ ...c, workBurstsPerSecond: null })) },
-      step,
-    ).estimate!;
-    assert.ok(byWakeups.rampPercent < e.rampPercent / 2, `${byWakeups.rampPercent}% by wake-ups`);
+    // 90% of the gaps are beyond 20 ms, each costing 3 ms (a burst of 2.5 ms raises this clock, so
+    // each pays for its own gap): about +110%.
+    const o = pattern(5, 2500, 60, fast);
+    const e = estimateWorkloadCost(o, fast).estimate!;
+    assert.ok(e.rampPercent > 95 && e.rampPercent < 125, `${e.rampPercent}%`);
+  });
+
+  it('carries the clock from burst to burst: short bursts that never finish the ramp keep it low through short gaps', () => {
+    // 40 queries of 2.5 ms a second (gaps of ~22 ms, about 40% beyond 20 ms). The step clock needs
+    // 10 ms of work to come up: once a long gap has let it fall, every query runs at a quarter
+    // speed, +300%, short gap or not. The fast clock comes up within most queries: mostly the
+    // queries after a long gap pay, 3 ms each (gaps of 10-20 ms partly, the clock half down).
+    const slowUp = estimateWorkloadCost(pattern(40, 2500, 0, step), step).estimate!;
+    assert.ok(slowUp.rampPercent > 280 && slowUp.rampPercent <= 300, `${slowUp.rampPercent}%`);
+    const fastUp = estimateWorkloadCost(pattern(40, 2500, 0, fast), fast).estimate!;
+    assert.ok(fastUp.rampPercent > 40 && fastUp.rampPercent < 90, `${fastUp.rampPercent}%`);
+    // At 200 bursts a second of 2.5 ms (gaps of ~2.5 ms, hardly one beyond 20 ms) even the step clock stays up.
+    const busy = estimateWorkloadCost(pattern(200, 2500, 0, step), step).estimate!;
+    assert.ok(busy.rampPercent < slowUp.rampPercent, `${busy.rampPercent}%`);
+    // The range's low end takes every burst at its mean: 2.5 ms never raises the step clock either.
+    assert.ok(slowUp.low > 200, `low ${slowUp.low}%`);
+    // Where the work's bursts are not known, no state is carried.
+    const byWakeups = estimateWorkloadCost(withoutBursts(pattern(40, 2500, 0, step)), step).estimate!;
+    assert.ok(byWakeups.rampPercent < slowUp.rampPercent / 1.5, `${byWakeups.rampPercent}% by wake-ups`);
   });
 
   it('leaves out what still ramps under a performance plan (the platform) and says how much it is', () => {
