@@ -34,7 +34,10 @@ export const workloadSummary = (
       : 'published exit latencies only, no benchmark under this plan';
   const recover =
     e.recoverablePercent !== undefined ? `; a performance plan would recover ~${e.recoverablePercent}%` : '';
-  return `at this server's load ${over(o)} the plan${plan ? ` ${plan}` : ''} adds ~${e.addedPercent}% (${e.low}-${e.high}%) to its CPU work${recover} (${basis})`;
+  const platform = e.platformPercent
+    ? ` (beside ~${e.platformPercent}% the platform loses under any plan)`
+    : '';
+  return `at this server's load ${over(o)} the plan${plan ? ` ${plan}` : ''} adds ~${e.addedPercent}% (${e.low}-${e.high}%) to its CPU work${platform}${recover} (${basis})`;
 };
 
 const n = (x: number | null, unit = ''): string => (x === null ? '-' : `${x}${unit}`);
@@ -56,7 +59,8 @@ export const formatWorkloadCost = (w: WorkloadCost): string => {
   const e = w.estimate;
   if (e)
     lines.push(
-      `estimate: +${e.addedPercent}% (${e.low}-${e.high}%): wake-up ${e.wakeUpPercent}%, clock ramp ${e.rampPercent}%, ${e.addedUsPerWakeup} us per wake-up (${e.basis})`,
+      `estimate: +${e.addedPercent}% (${e.low}-${e.high}%): wake-up ${e.wakeUpPercent}%, clock ramp ${e.rampPercent}%, ${e.addedUsPerWakeup} us per wake-up (${e.basis})` +
+        (e.platformPercent !== undefined ? `; the platform's own ramp ${e.platformPercent}%, left out` : ''),
     );
   return lines.join('\n');
 };

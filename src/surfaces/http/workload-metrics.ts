@@ -157,6 +157,11 @@ export const registerWorkloadMetrics = (registry: Registry, current: () => Promi
     (c) => ratio(c.estimate?.recoverablePercent),
   );
   gauge(
+    'powerplan_workload_platform_ratio',
+    "Share of the observed work the clock takes under a performance plan too (the platform's), left out of powerplan_workload_added_ratio; from a benchmark under a performance plan.",
+    (c) => ratio(c.estimate?.platformPercent),
+  );
+  gauge(
     'powerplan_workload_added_seconds_per_wakeup',
     'Added time per wake-up (s): the wake-up cost plus the clock ramp it sets off.',
     (c) => (c.estimate ? c.estimate.addedUsPerWakeup * 1e-6 : undefined),

@@ -35,6 +35,12 @@ const workloadView = (w) => {
           : (w.reason ?? '–'),
       ],
       [
+        "The platform's own ramp (left out)",
+        e?.platformPercent !== undefined
+          ? `${e.platformPercent}%`
+          : 'not measured (no benchmark under a performance plan)',
+      ],
+      [
         'A performance plan would recover',
         e?.recoverablePercent !== undefined
           ? `${e.recoverablePercent}%`
