@@ -17,16 +17,21 @@
  * CPU the emulation is started from) runs while the group is throttled: to the counters a slowed
  * burst is then one longer busy period, as under a clock.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cpuMsOrZero, repoRoot } from './processes.ts';
 
 export interface EmulatedPlan {
   name: string;
-  /** null: no emulation (the quota stays lifted, the controller does not run). */
+  /**
+   * The product's plan (the simulated backend's) this emulation stands for, set before its
+   * benchmark and its runs: the product files each benchmark under it and, under the ramps, finds
+   * the benchmark of no emulation as that of a performance plan.
+   */
+  asPlan: 'high-performance' | 'balanced' | 'power-saver';
+  /** null: no emulation (the quota stays lifted; the controller polls alike but never lowers it). */
   ramp: null | {
     periodUs: number;
     lowPercent: number;
@@ -38,15 +43,23 @@ export interface EmulatedPlan {
 }
 
 export const PLANS: readonly EmulatedPlan[] = [
-  { name: 'none', ramp: null },
-  { name: 'slow ramp', ramp: { periodUs: 2000, lowPercent: 50, idleMs: 20, busyMs: 10 } },
-  { name: 'slower ramp', ramp: { periodUs: 4000, lowPercent: 25, idleMs: 20, busyMs: 40 } },
+  { name: 'none', asPlan: 'high-performance', ramp: null },
+  {
+    name: 'slow ramp',
+    asPlan: 'balanced',
+    ramp: { periodUs: 2000, lowPercent: 50, idleMs: 20, busyMs: 10 },
+  },
+  {
+    name: 'slower ramp',
+    asPlan: 'power-saver',
+    ramp: { periodUs: 4000, lowPercent: 25, idleMs: 20, busyMs: 40 },
+  },
 ];
 
 export const describePlan = (p: EmulatedPlan): string =>
   p.ramp
     ? `quota ${p.ramp.lowPercent}% of a CPU (${(p.ramp.periodUs * p.ramp.lowPercent) / 100000} ms per ${p.ramp.periodUs / 1000} ms period) after ${p.ramp.idleMs} ms without usage, a full CPU after ${p.ramp.busyMs} ms busy`
-    : 'no quota';
+    : 'no quota (the controller polls alike)';
 
 const V1 = '/sys/fs/cgroup';
 
@@ -132,8 +145,9 @@ export const planGroup = async (
   };
   let controller: ChildProcess | undefined;
   let filler: ChildProcess | undefined;
-  /** The directory of the filler's FIFO while a plan with a filler is applied. */
-  let fifoDir: string | undefined;
+  /** The filler's own cgroups (cpu): it fills in one without a quota, rests in one whose quota it used up. */
+  const fillDir = join(cpuRoot, `${name}-fill`);
+  const restDir = join(cpuRoot, `${name}-rest`);
   return {
     usagePath,
     adopt: (pid) => move(pid, true),
@@ -149,26 +163,36 @@ export const planGroup = async (
     apply: async (plan) => {
       const r = plan.ramp;
       await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
-      if (!r) return async () => ({ drops: 0, lifts: 0 });
-      await writeFile(join(cpuDir, 'cpu.cfs_period_us'), String(r.periodUs));
-      let fillerFifo: string | undefined;
-      if (withFiller) {
-        fifoDir = await mkdtemp(join(tmpdir(), 'powerplan-filler-'));
-        fillerFifo = join(fifoDir, 'wake');
-        execFileSync('mkfifo', ['-m', '600', fillerFifo]);
+      // No emulation still runs the controller, polling alike but never lowering the quota, so that
+      // the machine around the workload is the same under every plan and only the quota differs
+      // (a virtual CPU kept polling can change what the host gives the other).
+      const policy = r ?? { periodUs: 100_000, lowPercent: 100, idleMs: 1e12, busyMs: 0 };
+      await writeFile(join(cpuDir, 'cpu.cfs_period_us'), String(policy.periodUs));
+      let fillerProcs: string | undefined;
+      if (withFiller && r) {
+        await mkdir(fillDir, { recursive: true });
+        await mkdir(restDir, { recursive: true });
+        await writeFile(join(restDir, 'cpu.cfs_period_us'), '1000000');
+        await writeFile(join(restDir, 'cpu.cfs_quota_us'), '1000');
+        fillerProcs = join(fillDir, 'cgroup.procs');
         const script = join(import.meta.dirname, 'slow-clock-filler.py');
-        const f = spawn('python3', [script, fillerFifo, join(cpuDir, 'tasks')], {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
+        const f = spawn(
+          'python3',
+          [script, fillerProcs, join(restDir, 'cgroup.procs'), join(cpuDir, 'tasks')],
+          {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          },
+        );
         filler = f;
         await started(f, 'the busy filler');
       }
       const args = {
         usagePath,
+        statPath: join(cpuDir, 'cpu.stat'),
         quotaPath: join(cpuDir, 'cpu.cfs_quota_us'),
         pollUs: 250,
-        ...r,
-        ...(fillerFifo ? { fillerFifo } : {}),
+        ...policy,
+        ...(fillerProcs && filler?.pid ? { filler: { procs: fillerProcs, pid: filler.pid } } : {}),
       };
       // node --import tsx, not tsx's CLI: no relaying parent between the signal and the controller.
       const script = join(import.meta.dirname, 'ramp-controller.ts');
@@ -186,10 +210,13 @@ export const planGroup = async (
         await stopped(c);
         controller = undefined;
         await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
-        if (filler) await stopped(filler);
+        if (filler) {
+          // A throttled filler takes its SIGTERM once it runs: out of its groups first.
+          await writeFile(join(cpuRoot, 'cgroup.procs'), String(filler.pid)).catch(() => undefined);
+          await stopped(filler);
+        }
         filler = undefined;
-        if (fifoDir) await rm(fifoDir, { recursive: true, force: true });
-        fifoDir = undefined;
+        for (const d of [fillDir, restDir]) await rmdir(d).catch(() => undefined);
         try {
           return JSON.parse(out().trim().split('\n').at(-1) ?? '') as { drops: number; lifts: number };
         } catch {
@@ -200,8 +227,10 @@ export const planGroup = async (
     remove: async () => {
       controller?.kill('SIGKILL');
       filler?.kill('SIGKILL');
-      // Also after a plan whose controller never started: its filler's FIFO goes too.
-      if (fifoDir) await rm(fifoDir, { recursive: true, force: true }).catch(() => undefined);
+      // Also after a plan whose controller never started: its filler's cgroup goes too.
+      if (filler?.pid)
+        await writeFile(join(cpuRoot, 'cgroup.procs'), String(filler.pid)).catch(() => undefined);
+      for (const d of [fillDir, restDir]) await rmdir(d).catch(() => undefined);
       await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1').catch(() => undefined);
       for (const r of roots) {
         const procs = (await readFile(join(r, name, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n');

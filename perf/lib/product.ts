@@ -35,7 +35,10 @@ export interface Product {
   pid: number;
   url: string;
   benchmark(body: Record<string, unknown>): Promise<{ id: string; summary: { headline?: string } }>;
-  workload(): Promise<WorkloadRead>;
+  /** The product's estimate against its previous read; `cpus` restricts it to those CPUs (a cpu list). */
+  workload(cpus?: string): Promise<WorkloadRead>;
+  /** Sets the plan in force (the simulated backend's plans by kind: high-performance, balanced, power-saver). */
+  setPlan(plan: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -64,7 +67,14 @@ export const startProduct = async (o: {
     pid: server.child.pid ?? 0,
     url: server.url,
     benchmark: (body) => call('POST', '/v1/benchmarks', body),
-    workload: () => call<WorkloadRead>('GET', '/v1/workload'),
+    workload: (cpus) =>
+      call<WorkloadRead>(
+        'GET',
+        `/v1/workload${cpus === undefined ? '' : `?cpus=${encodeURIComponent(cpus)}`}`,
+      ),
+    setPlan: async (plan) => {
+      await call('PUT', '/v1/plans/active', { plan });
+    },
     stop: async () => {
       await server.stop();
     },

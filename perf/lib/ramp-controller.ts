@@ -3,32 +3,34 @@
  * own polling is not the workload's): it polls the group's cpuacct.usage every `pollUs` and, like
  * a power-saving clock, lowers the group's CFS quota to `lowPercent` of one CPU once the group has
  * used no CPU for `idleMs`, and lifts it again once the group has been busy for `busyMs` of wall
- * time (a pause longer than throttling explains, `pauseMs`, ends a busy stretch before the ramp).
+ * time (a pause longer than `pauseMs` ends a busy stretch before the ramp). Busy is having work:
+ * using CPU, or being held back by the quota (cpu.stat's nr_throttled counts every period the group
+ * spends throttled), as a task on a slow clock would be running. A task that overruns its quota
+ * until the next scheduler tick is held back for as many periods as it overran (12-16 ms at 25% of
+ * a 4 ms period, HZ=250), longer than a stretch could pause if only the CPU used counted.
  *
  *   node --import tsx ramp-controller.ts '<json: usagePath, quotaPath, periodUs, lowPercent, idleMs, busyMs, pollUs>'
  *
- * With `fillerFifo` it writes a byte to that FIFO whenever the group used CPU while its quota is
- * low: the wake-up of the busy filler (slow-clock-filler.py), which keeps the workload's CPU busy
- * while the group is throttled. A running task's usage is only brought up to date when it stops
- * (a throttling, the end of a burst) or at a tick, so the filler is woken just after the burst's
- * first throttling, and once more after its end, when it finds nothing runnable and sleeps again.
- * (Waking it whenever a task of the group is runnable, before the first throttling, added more
- * wake-ups of the workload's CPU than it saved: 85-99 a second against 63-71 for the 10 ms query
- * at 200 ms gaps. cpu.stat's nr_throttled cannot tell either: it counts periods, at their end.)
+ * With `filler` (the busy filler's pid and the cgroup.procs of its filling group) it moves the
+ * filler into that group whenever the group used CPU or was held back while its own quota is low:
+ * the filler (slow-clock-filler.py), which keeps the workload's CPU busy while the group is
+ * throttled, runs then, and moves itself back to rest once nothing of the group is runnable.
  *
  * It prints `ready` once polling; on SIGTERM it lifts the quota and prints its counters as JSON (drops, lifts) before exiting.
  */
-import { closeSync, constants, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 interface Args {
   usagePath: string;
+  /** cpu.stat of the group: nr_throttled grows each period the group is held back. */
+  statPath?: string;
   quotaPath: string;
   periodUs: number;
   lowPercent: number;
   idleMs: number;
   busyMs: number;
   pollUs: number;
-  fillerFifo?: string;
+  filler?: { procs: string; pid: number };
 }
 
 const a = JSON.parse(process.argv[2] ?? '{}') as Args;
@@ -41,7 +43,9 @@ const lowQuota = String(Math.max(1000, Math.round((a.periodUs * a.lowPercent) / 
 const TICK_MS = 4;
 const pauseMs = (2 * a.periodUs) / 1000 + TICK_MS;
 const word = new Int32Array(new SharedArrayBuffer(4));
-const usage = () => readFileSync(a.usagePath, 'utf8');
+const usage = () =>
+  readFileSync(a.usagePath, 'utf8') +
+  (a.statPath ? (/^nr_throttled (\d+)/m.exec(readFileSync(a.statPath, 'utf8'))?.[1] ?? '') : '');
 
 let low = false;
 let drops = 0;
@@ -53,16 +57,16 @@ let busySince: number | null = null;
 let stopping = false;
 
 const setQuota = (quota: string) => writeFileSync(a.quotaPath, quota);
-// Non-blocking: a filler that is already spinning leaves its bytes unread, and a full FIFO is fine.
-const filler = a.fillerFifo ? openSync(a.fillerFifo, constants.O_WRONLY | constants.O_NONBLOCK) : null;
-const one = Buffer.from([1]);
-const wakeFiller = () => {
-  if (filler === null) return;
-  try {
-    writeSync(filler, one);
-  } catch {
-    // EAGAIN: the FIFO is full, the filler has its wake-up.
-  }
+/**
+ * Moving the filler is a cgroup migration: done when the group's activity starts, and again every
+ * few polls while it lasts (the filler may have gone to rest between two slices of the group).
+ */
+const WAKE_EVERY = 8;
+let sinceWake = WAKE_EVERY;
+const wakeFiller = (starting: boolean) => {
+  if (!a.filler || (!starting && ++sinceWake < WAKE_EVERY)) return;
+  sinceWake = 0;
+  writeFileSync(a.filler.procs, String(a.filler.pid));
 };
 process.on('SIGTERM', () => {
   stopping = true;
@@ -89,8 +93,8 @@ const tick = () => {
     }
     if (active) {
       if (busySince === null || now - lastActive > pauseMs) busySince = now;
+      wakeFiller(now - lastActive > a.pollUs / 1000 + 0.1);
       lastActive = now;
-      wakeFiller();
     } else if (now - lastActive > pauseMs) busySince = null; // the stretch ended before the ramp
     if (busySince !== null && now - busySince >= a.busyMs) {
       setQuota('-1');
@@ -101,7 +105,6 @@ const tick = () => {
   }
   if (stopping) {
     setQuota('-1');
-    if (filler !== null) closeSync(filler);
     process.stdout.write(`${JSON.stringify({ drops, lifts })}\n`);
     process.exit(0);
   }

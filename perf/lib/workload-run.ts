@@ -62,6 +62,12 @@ export interface Run {
   latencyMs: number;
   /** pgbench: the latency without the schedule lag, the query's own time (ms); restore: as latencyMs. */
   serviceMs: number;
+  /**
+   * The server's work time per query or chunk (ms): the CPU its cgroup used and the time the
+   * quota held it back (cpu.stat throttled_time, while it had work), what a slower clock makes
+   * of the same work; the quantity the estimate is a share of.
+   */
+  workMs: number;
   /** pgbench: transactions per second; restore: chunks per second of work. */
   throughput: number;
   serverCpuMs: number;
@@ -103,6 +109,9 @@ const calibrate = async (cluster: Cluster, group: PlanGroup, cpuMs: number): Pro
   return [rows, measured];
 };
 
+/** The second read of a pgbench run comes this long before pgbench's end, its connection still open. */
+const READ_BEFORE_END_MS = 400;
+
 const rotate = <T>(xs: readonly T[], by: number): T[] => xs.map((_, i) => xs[(i + by) % xs.length]!);
 
 export const runWorkloadCheck = async (
@@ -142,68 +151,137 @@ export const runWorkloadCheck = async (
     await group.adopt(cluster.pid);
     product = await startProduct({ stateDir, port: o.productPort, backend: o.backend });
     const calibration: Calibration = { rows: {}, cpuMsPerQuery: {} };
-    for (const w of o.workloads) {
-      if (w.kind !== 'pgbench' || w.cpuMs === undefined || calibration.rows[String(w.cpuMs)]) continue;
-      const [rows, ms] = await calibrate(cluster, group, w.cpuMs);
-      calibration.rows[String(w.cpuMs)] = rows;
-      calibration.cpuMsPerQuery[String(w.cpuMs)] = ms;
-      o.log(`calibrated: ${rows} rows = ${ms.toFixed(2)} ms of server CPU per query (target ${w.cpuMs} ms)`);
+    // Under no emulation, its controller polling as in every run (the machine as the runs see it).
+    const calibrating = await group.apply(o.plans.find((pl) => !pl.ramp) ?? { ...PLANS[0]!, ramp: null });
+    try {
+      for (const w of o.workloads) {
+        if (w.kind !== 'pgbench' || w.cpuMs === undefined || calibration.rows[String(w.cpuMs)]) continue;
+        const [rows, ms] = await calibrate(cluster, group, w.cpuMs);
+        calibration.rows[String(w.cpuMs)] = rows;
+        calibration.cpuMsPerQuery[String(w.cpuMs)] = ms;
+        o.log(
+          `calibrated: ${rows} rows = ${ms.toFixed(2)} ms of server CPU per query (target ${w.cpuMs} ms)`,
+        );
+      }
+    } finally {
+      await calibrating();
     }
     const dump = o.workloads.some((w) => w.kind === 'restore') ? await makeDump(cluster, o.restore.rows) : '';
     const runs: Run[] = [];
-    const throttlingProof: string[] = [];
     const benchmarks: Record<string, unknown> = {};
+    const proof = new Map<
+      string,
+      { drops: number; lifts: number; nrThrottled: number; throttledMs: number }
+    >();
+    const cpus = o.cpus ? String(o.cpus.workload) : undefined;
+    const p = product;
+    const c = cluster;
+    /** Runs `fn` under `plan`: its emulation applied, the product told the plan it stands for. */
+    const underPlan = async (plan: EmulatedPlan, round: number, fn: () => Promise<void>) => {
+      const stop = await group.apply(plan);
+      const th0 = await group.throttling();
+      try {
+        await p.setPlan(plan.asPlan);
+        await fn();
+      } finally {
+        const counters = await stop();
+        const th1 = await group.throttling();
+        const key = `${round}\u0000${plan.name}`;
+        const was = proof.get(key) ?? { drops: 0, lifts: 0, nrThrottled: 0, throttledMs: 0 };
+        proof.set(key, {
+          drops: was.drops + counters.drops,
+          lifts: was.lifts + counters.lifts,
+          nrThrottled: was.nrThrottled + th1.nrThrottled - th0.nrThrottled,
+          throttledMs: was.throttledMs + th1.throttledMs - th0.throttledMs,
+        });
+      }
+    };
     let dbNo = 0;
     for (let round = 0; round < o.rounds; round++) {
-      for (const plan of rotate(o.plans, round)) {
-        const stop = await group.apply(plan);
-        const th0 = await group.throttling();
-        let benchmarkId = '';
-        try {
-          await group.adopt(product.pid);
+      // Each plan's benchmark first, the whole product moved into the group under its emulation.
+      const benchmarkOf = new Map<string, string>();
+      for (const plan of rotate(o.plans, round))
+        await underPlan(plan, round, async () => {
+          await group.adopt(p.pid);
           try {
-            const b = await product.benchmark(o.benchmark);
-            benchmarkId = b.id;
+            const b = await p.benchmark(o.benchmark);
+            benchmarkOf.set(plan.name, b.id);
             benchmarks[b.id] = b;
             o.log(`round ${round + 1} ${plan.name}: benchmark ${b.id}: ${b.summary.headline ?? ''}`);
           } finally {
-            await group.release(product.pid);
+            await group.release(p.pid);
           }
-          for (const w of rotate(o.workloads, round)) {
+        });
+      // Then each workload under every plan in turn, so that the runs compared are minutes apart at
+      // most, whatever drifts on the machine meanwhile; the order of the plans turns per workload.
+      for (const [wi, w] of rotate(o.workloads, round).entries())
+        for (const plan of rotate(o.plans, round + wi))
+          await underPlan(plan, round, async () => {
             let best: Run | undefined;
             for (let attempt = 0; ; attempt++) {
-              const c = cluster;
-              const p = product;
               const before = {
                 busy: await machineBusyMs(),
                 ours: await ourCpuMs(p),
                 group: await group.usageNs(),
-                throttled: (await group.throttling()).nrThrottled,
+                throttling: await group.throttling(),
                 filler: await group.fillerCpuMs(),
                 t: performance.now(),
               };
-              await p.workload();
+              /** The server's CPU and throttled time so far, around the work timed. */
+              const mark = async () => ({
+                usageNs: await group.usageNs(),
+                throttling: await group.throttling(),
+              });
+              let start = await mark();
+              let end: Awaited<ReturnType<typeof mark>> | undefined;
               let latencyMs: number;
               let serviceMs: number;
               let throughput: number;
+              let units: number;
+              // The second read is taken while the workload's connection still lives: a backend
+              // that has exited takes its counters with it (a pooled server's backends live on).
+              let read: WorkloadRead | undefined;
               if (w.kind === 'pgbench') {
-                const r = await pgbench(c, {
+                await p.workload(cpus);
+                const running = pgbench(c, {
                   rows: calibration.rows[String(w.cpuMs)]!,
                   rate: w.rate!,
                   seconds: o.seconds,
                 });
+                await sleep(Math.max(0, o.seconds * 1000 - READ_BEFORE_END_MS));
+                read = await p.workload(cpus);
+                const r = await running;
+                end = await mark();
                 latencyMs = r.latencyMs;
                 serviceMs = r.latencyMs - r.lagMs;
                 throughput = r.tps;
+                units = r.transactions;
               } else {
-                const r = await pacedRestore(c, { dump, db: `restore_${dbNo++}`, ...o.restore });
+                const r = await pacedRestore(c, {
+                  dump,
+                  db: `restore_${dbNo++}`,
+                  ...o.restore,
+                  // The database made, pg_restore started: the chunks are what is timed and read.
+                  beforeChunks: async () => {
+                    start = await mark();
+                    await p.workload(cpus);
+                  },
+                  afterChunks: async () => {
+                    read = await p.workload(cpus);
+                    end = await mark();
+                  },
+                });
                 latencyMs = r.workMs;
                 serviceMs = r.workMs;
                 throughput = r.chunks / (r.workMs / 1000);
+                units = r.chunks;
               }
-              const read = await p.workload();
+              if (!read || !end) throw new Error(`${w.name}: the product was not read after the run`);
+              const heldMs = end.throttling.throttledMs - start.throttling.throttledMs;
+              const workCpuMs = (end.usageNs - start.usageNs) / 1e6;
               const wallMs = performance.now() - before.t;
               const serverCpuMs = ((await group.usageNs()) - before.group) / 1e6;
+              const throttling = await group.throttling();
               const oursMs = (await ourCpuMs(p)) - before.ours;
               const others = (await machineBusyMs()) - before.busy - serverCpuMs - oursMs;
               const othersShare = Math.max(0, others / (wallMs * availableParallelism()));
@@ -214,17 +292,18 @@ export const runWorkloadCheck = async (
                 workload: w.name,
                 latencyMs,
                 serviceMs,
+                workMs: (workCpuMs + heldMs) / Math.max(1, units),
                 throughput,
                 serverCpuMs,
-                throttled: (await group.throttling()).nrThrottled - before.throttled,
+                throttled: throttling.nrThrottled - before.throttling.nrThrottled,
                 fillerCpuMs: (await group.fillerCpuMs()) - before.filler,
                 othersShare,
                 disturbed,
                 read,
-                benchmarkId,
+                benchmarkId: benchmarkOf.get(plan.name) ?? '',
               };
               o.log(
-                `round ${round + 1} ${plan.name} / ${w.name}: ${latencyMs.toFixed(2)} ms (own ${serviceMs.toFixed(2)} ms), ${throughput.toFixed(1)}/s, ` +
+                `round ${round + 1} ${plan.name} / ${w.name}: ${latencyMs.toFixed(2)} ms (own ${serviceMs.toFixed(2)} ms, work ${run.workMs.toFixed(2)} ms), ${throughput.toFixed(1)}/s, ` +
                   `estimate ${read.estimate ? `${read.estimate.addedPercent}% (${read.estimate.low}-${read.estimate.high})` : `none (${read.reason})`}, ` +
                   `throttled ${run.throttled}x, filler ${run.fillerCpuMs.toFixed(0)} ms, rest of the machine ${(othersShare * 100).toFixed(0)}% busy${disturbed ? ' (disturbed)' : ''}`,
               );
@@ -236,18 +315,17 @@ export const runWorkloadCheck = async (
               }
               await sleep(3000);
             }
-          }
-        } finally {
-          const counters = await stop();
-          const th1 = await group.throttling();
-          if (plan.ramp)
-            throttlingProof.push(
-              `round ${round + 1} ${plan.name}: quota dropped ${counters.drops}x, lifted ${counters.lifts}x; ` +
-                `nr_throttled +${th1.nrThrottled - th0.nrThrottled}, throttled ${(th1.throttledMs - th0.throttledMs).toFixed(0)} ms`,
-            );
-        }
-      }
+          });
     }
+    const throttlingProof = [...proof]
+      .filter(([key]) => o.plans.find((pl) => pl.name === key.split('\u0000')[1])?.ramp)
+      .map(([key, v]) => {
+        const [round, name] = key.split('\u0000');
+        return (
+          `round ${Number(round) + 1} ${name}: quota dropped ${v.drops}x, lifted ${v.lifts}x; ` +
+          `nr_throttled +${v.nrThrottled}, throttled ${v.throttledMs.toFixed(0)} ms`
+        );
+      });
     return { runs, calibration, throttlingProof, benchmarks };
   } finally {
     process.off('SIGINT', onSignal);

@@ -67,7 +67,10 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
     assert.deepEqual(runs.map((r) => r.plan).sort(), ['none', 'slower ramp']);
     for (const r of runs) {
       assert.equal(r.workload, 'mid');
-      assert.ok(r.latencyMs > 0 && r.throughput > 0 && r.serverCpuMs > 0, `${r.plan}: measured`);
+      assert.ok(
+        r.latencyMs > 0 && r.throughput > 0 && r.serverCpuMs > 0 && r.workMs > 0,
+        `${r.plan}: measured`,
+      );
       assert.match(r.benchmarkId, /^bm-/);
       assert.equal(typeof r.read.observation.windowSeconds, 'number');
       if (r.read.estimate) assert.ok(r.read.estimate.low <= r.read.estimate.addedPercent);
@@ -79,10 +82,9 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
       'the quota bit under the ramp',
     );
     assert.equal(runs.find((r) => r.plan === NONE)?.fillerCpuMs, 0, 'no filler without emulation');
-    assert.ok(
-      (runs.find((r) => r.plan === 'slower ramp')?.fillerCpuMs ?? 0) > 0,
-      'the filler kept the CPU busy while the ramp throttled',
-    );
+    const slowed = runs.find((r) => r.plan === 'slower ramp');
+    assert.ok((slowed?.fillerCpuMs ?? 0) > 0, 'the filler kept the CPU busy while the ramp throttled');
+    assert.ok(slowed?.read.observation.workBurstsPerSecond !== undefined, 'the work bursts were read');
     const cs = conditions(runs);
     assert.equal(cs.length, 2);
     assert.equal(cs.find((c) => c.plan === NONE)?.latencyChange.median, 0);
@@ -95,5 +97,8 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
   assert.equal(await postmasters(temp), 0, 'no postmaster of this run left running');
   assert.equal(await fillers(), 0, "no busy filler of this run's cgroup left running");
   const groups = await readdir('/sys/fs/cgroup/cpu').catch(() => []);
-  assert.ok(!groups.some((g) => g.startsWith(`powerplan-workload-${process.pid}`)), 'the cgroup was removed');
+  assert.ok(
+    !groups.some((g) => g.startsWith(`powerplan-workload-${process.pid}`)),
+    "the cgroups (the emulation's and its filler's) were removed",
+  );
 });
