@@ -1319,7 +1319,7 @@ export interface components {
             idleEntriesPerSecond: number | null;
             /** @description Mean idle period on this CPU (us). */
             meanIdlePeriodUs: number | null;
-            /** @description Bursts of work per second on this CPU: its processes' sleeps, each counting at most its share of 1 ms of CPU, at most the CPU's wake-ups; null where processes are not read. */
+            /** @description Bursts of work per second on this CPU: its processes' sleeps (those of processes of bursts of 1 ms or more where they do most of its work, else each counting at most its share of 1 ms of CPU), at most the CPU's wake-ups; null where processes are not read. */
             workBurstsPerSecond?: number | null;
         };
         /** @description One idle state over the observed window. */
@@ -1666,7 +1666,7 @@ export interface components {
             meanIdlePeriodUs: number | null;
             /** @description Mean busy period between wake-ups (us): busy time / idle entries. */
             meanBusyPeriodUs: number | null;
-            /** @description Bursts of work per second, summed over CPUs: the times the processes that ran went to sleep of their own accord (a burst shorter than 1 ms of CPU counts as its share of one), per CPU at most its wake-ups. Wake-ups that carry no work end no burst. Null where processes are not read (Windows) or they cover less than half the busy time. */
+            /** @description Bursts of work per second, summed over CPUs: the times the processes that ran went to sleep of their own accord, per CPU at most its wake-ups; where processes of bursts of 1 ms or more do most of a CPU's work only theirs count, else a burst shorter than 1 ms of CPU counts as its share of one. Wake-ups that carry no work end no burst. Null where processes are not read (Windows) or they cover less than half the busy time. */
             workBurstsPerSecond?: number | null;
             /** @description Share of the busy time the processes read account for (0..1); null where none are read. */
             workCoveredShare?: number | null;

@@ -1,7 +1,8 @@
 /**
  * perf:workload's figures again from a recorded run (its --json), with the model as it is now:
- * every run's observation and the benchmark it was estimated with are in the file, so a change to
- * the model is checked against the same measurements without running the database again.
+ * every run's observation and the benchmarks it was estimated with (the plan's, and the newest
+ * under a performance plan, as the product looks it up) are in the file, so a change to the model
+ * is checked against the same measurements without running the database again.
  *
  *   npm run perf:workload-replay -- run.json [--verbose]
  *
@@ -18,11 +19,7 @@ import { conditions, misranked, NONE, table, withinGoal } from './lib/workload-t
 
 const { values, positionals } = perfArgs(import.meta.filename, {
   allowPositionals: true,
-  options: {
-    verbose: { type: 'boolean', default: false },
-    'cpu0-only': { type: 'boolean', default: false },
-    'no-floor': { type: 'boolean', default: false },
-  },
+  options: { verbose: { type: 'boolean', default: false } },
 });
 const file = positionals[0];
 if (!file) {
@@ -33,40 +30,27 @@ const recorded = JSON.parse(await readFile(file, 'utf8')) as {
   runs: Run[];
   benchmarks: Record<string, BenchmarkResult>;
 };
-const only0 = (o: WorkloadObservation): WorkloadObservation => {
-  const c = o.perCpu.find((x) => x.cpu === 0);
-  if (!c || c.busyShare === null || c.idleEntriesPerSecond === null) return o;
-  const f = c.idleEntriesPerSecond / (o.idleEntriesPerSecond ?? 1);
-  return {
-    ...o,
-    cpus: 1,
-    busyShare: c.busyShare,
-    busySeconds: c.busyShare * o.windowSeconds,
-    idleEntriesPerSecond: c.idleEntriesPerSecond,
-    meanIdlePeriodUs: c.meanIdlePeriodUs,
-    workBurstsPerSecond: o.workBurstsPerSecond === null ? null : (c.workBurstsPerSecond ?? null),
-    states: o.states.map((st) => ({ ...st, entriesPerSecond: st.entriesPerSecond * f })),
-    perCpu: [c],
-  };
-};
-/** The newest benchmark under no emulation at or before this one: the performance plan's. */
-const floorOf = (id: string): BenchmarkResult | undefined => {
-  const at = recorded.benchmarks[id]?.startedAt ?? '';
-  const planOf = (bid: string) => recorded.runs.find((r) => r.benchmarkId === bid)?.plan;
-  return Object.values(recorded.benchmarks)
-    .filter((b) => planOf(b.id) === NONE && b.startedAt <= at)
-    .sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
-};
+const PERFORMANCE = new Set(['high-performance', 'ultimate-performance']);
+const kindOf = (b: BenchmarkResult) => b.environment.activePlan?.plan?.kind ?? '';
+/**
+ * The benchmark the product took for a performance plan's when it estimated with `b`: the newest
+ * under one up to then (b itself under a performance plan), as the service looks it up.
+ */
+const performanceFor = (b: BenchmarkResult): BenchmarkResult | undefined =>
+  PERFORMANCE.has(kindOf(b))
+    ? b
+    : Object.values(recorded.benchmarks)
+        .filter((x) => PERFORMANCE.has(kindOf(x)) && x.startedAt <= b.startedAt)
+        .sort((x, y) => y.startedAt.localeCompare(x.startedAt))[0];
 const runs: Run[] = recorded.runs.map((r) => {
   const b = recorded.benchmarks[r.benchmarkId];
   if (!b) return r;
-  const raw = r.read.observation as unknown as WorkloadObservation;
-  const o = values['cpu0-only'] ? only0(raw) : raw;
-  const floor = values['no-floor'] ? undefined : floorOf(r.benchmarkId);
+  const o = r.read.observation as unknown as WorkloadObservation;
+  const floor = performanceFor(b);
   const out = estimateWorkloadCost(o, costsFromBenchmark(b), floor ? costsFromBenchmark(floor) : undefined);
   if (values.verbose)
     console.log(
-      `${r.round} ${r.plan} / ${r.workload}: own ${r.serviceMs.toFixed(2)} ms; ${out.estimate ? `${out.estimate.addedPercent}% (${out.estimate.low}-${out.estimate.high}) wake ${out.estimate.wakeUpPercent} ramp ${out.estimate.rampPercent}` : out.reason}`,
+      `${r.round} ${r.plan} / ${r.workload}: work ${r.workMs?.toFixed(2)} ms; ${out.estimate ? `${out.estimate.addedPercent}% (${out.estimate.low}-${out.estimate.high}) wake ${out.estimate.wakeUpPercent} ramp ${out.estimate.rampPercent} platform ${out.estimate.platformPercent}` : out.reason}`,
     );
   return { ...r, read: { ...r.read, estimate: out.estimate, reason: out.reason } };
 });

@@ -141,14 +141,24 @@ const pointLoss = (p: RampPoint, busyUs: number, pick: Pick3): number => {
 const shrinking = (v: number, g: number, g0: number) => (v * g) / g0;
 
 /**
- * Each measured gap's value, never less than at a shorter gap: a clock falls as far or further the
- * longer it waits, so a smaller loss measured after a longer gap is the benchmark's noise (and a
- * stop-and-go's luck), not the clock.
+ * Each measured gap's value, fitted never to fall as the gap grows: a clock falls as far or
+ * further the longer it waits, so a smaller loss measured after a longer gap is the benchmark's
+ * noise (or a stop-and-go's luck), not the clock. The least-squares fit that never falls (pool
+ * adjacent violators: a run of values out of order is replaced by its mean), so one lucky or
+ * unlucky gap moves its neighbours a little instead of setting every longer gap.
  */
 const rising = (n: number, value: (i: number) => number): number[] => {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push(Math.max(out[i - 1] ?? Number.NEGATIVE_INFINITY, value(i)));
-  return out;
+  const blocks: { sum: number; count: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    blocks.push({ sum: value(i), count: 1 });
+    while (blocks.length > 1) {
+      const b = blocks[blocks.length - 1]!;
+      const a = blocks[blocks.length - 2]!;
+      if (a.sum / a.count <= b.sum / b.count) break;
+      blocks.splice(blocks.length - 2, 2, { sum: a.sum + b.sum, count: a.count + b.count });
+    }
+  }
+  return blocks.flatMap((b) => Array.from({ length: b.count }, () => b.sum / b.count));
 };
 
 /**

@@ -118,7 +118,7 @@ export const ObservedCpu = z
       .nullable()
       .optional()
       .describe(
-        "Bursts of work per second on this CPU: its processes' sleeps, each counting at most its share of 1 ms of CPU, at most the CPU's wake-ups; null where processes are not read.",
+        "Bursts of work per second on this CPU: its processes' sleeps (those of processes of bursts of 1 ms or more where they do most of its work, else each counting at most its share of 1 ms of CPU), at most the CPU's wake-ups; null where processes are not read.",
       ),
   })
   .meta({ id: 'ObservedCpu', description: 'One CPU over the observed window.' });
@@ -165,7 +165,7 @@ export const WorkloadObservation = z
       .nullable()
       .optional()
       .describe(
-        'Bursts of work per second, summed over CPUs: the times the processes that ran went to sleep of their own accord (a burst shorter than 1 ms of CPU counts as its share of one), per CPU at most its wake-ups. Wake-ups that carry no work end no burst. Null where processes are not read (Windows) or they cover less than half the busy time.',
+        "Bursts of work per second, summed over CPUs: the times the processes that ran went to sleep of their own accord, per CPU at most its wake-ups; where processes of bursts of 1 ms or more do most of a CPU's work only theirs count, else a burst shorter than 1 ms of CPU counts as its share of one. Wake-ups that carry no work end no burst. Null where processes are not read (Windows) or they cover less than half the busy time.",
       ),
     workCoveredShare: share
       .nullable()

@@ -102,9 +102,13 @@ export const MIN_WORK_COVERAGE = 0.5;
 
 /**
  * The processes' bursts of work in the window, per CPU they last ran on, and the CPU time they
- * ran in all. Each voluntary sleep ends a burst; a process whose bursts average less than
- * WORK_UNIT_US counts its CPU time in units of it instead (a timer that wakes a process for 20 us
- * does not end an idle gap for a clock). A process new since the last read, or a pid reused, did
+ * ran in all. Each voluntary sleep ends a burst. Where processes whose bursts average at least
+ * WORK_UNIT_US do most of a CPU's work (a database's backends answering queries of milliseconds),
+ * only their bursts count: the blips of the rest (a client sending a query, a timer, a background
+ * writer waking for 100 us) ride along in the busy time and end no idle gap for a clock, and
+ * counted as bursts they would cut the gaps and the work per burst the model sees (a 10 ms query
+ * at 5 a second came to 7-12 bursts a second). Otherwise (work made of short requests only) each
+ * process counts its CPU time in units of WORK_UNIT_US where its bursts are shorter. A process new since the last read, or a pid reused, did
  * all of its counting in the window; one that only began to be watched, though it started before
  * the last read, is left out, and so is one that last ran on a CPU not observed. Null when either
  * read has no process counters.
@@ -117,6 +121,8 @@ const taskBursts = (
   if (!cur.tasks || (prev && !prev.tasks)) return null;
   const before = new Map((prev?.tasks ?? []).map((t) => [t.pid, t]));
   const perCpu = new Map<number, number>();
+  /** Per CPU: the work and sleeps of processes of long bursts, and all the processes' work. */
+  const sums = new Map<number, { longRun: number; longSleeps: number; allRun: number; units: number }>();
   let runUs = 0;
   for (const t of cur.tasks) {
     if (only && !only.has(t.cpu)) continue;
@@ -130,8 +136,16 @@ const taskBursts = (
     const sleeps = same ? t.sleeps - p.sleeps : t.sleeps;
     if (run <= 0) continue;
     runUs += run;
-    perCpu.set(t.cpu, (perCpu.get(t.cpu) ?? 0) + Math.min(sleeps, run / WORK_UNIT_US));
+    const c = sums.get(t.cpu) ?? { longRun: 0, longSleeps: 0, allRun: 0, units: 0 };
+    c.allRun += run;
+    c.units += Math.min(sleeps, run / WORK_UNIT_US);
+    if (sleeps > 0 && run / sleeps >= WORK_UNIT_US) {
+      c.longRun += run;
+      c.longSleeps += sleeps;
+    }
+    sums.set(t.cpu, c);
   }
+  for (const [cpu, c] of sums) perCpu.set(cpu, c.longRun >= c.allRun / 2 ? c.longSleeps : c.units);
   return { perCpu, runUs };
 };
 

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BenchmarkResult } from '../../src/domain/benchmark.ts';
+import type { Plan } from '../../src/domain/schemas.ts';
 import type { IdleSnapshot } from '../../src/domain/workload.ts';
 import { WorkloadService } from '../../src/services/workload.ts';
 import { activeOf, benchmarkResult, plansWith, win, windowsSettings } from '../advice/scenarios.ts';
@@ -40,13 +41,13 @@ const snapshots = (bursts: number): [IdleSnapshot, IdleSnapshot] => {
   return [at(100, 10), at(110, 11)];
 };
 
-const planned = (penaltyPercent: number, id: string, plan: typeof win.balanced): BenchmarkResult =>
+const planned = (penaltyPercent: number, id: string, plan: Omit<Plan, 'active'>): BenchmarkResult =>
   benchmarkResult(penaltyPercent, {
     id,
     activePlan: activeOf(plansWith([plan], plan.id), windowsSettings.balanced()),
   });
 
-const service = (active: typeof win.balanced, results: BenchmarkResult[]) => {
+const service = (active: Omit<Plan, 'active'>, results: BenchmarkResult[]) => {
   const reads = snapshots(20);
   let i = 0;
   return new WorkloadService({

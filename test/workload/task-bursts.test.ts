@@ -142,7 +142,7 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     tasks,
   });
 
-  it('wake-ups that carry no work end no burst: 5 queries a second among 100 wake-ups are 5 bursts, plus the client blips as their share of 1 ms', () => {
+  it('wake-ups that carry no work end no burst: 5 queries a second among 100 wake-ups are 5 bursts; the client blips ride along', () => {
     // Over 10 s on CPU 0: 1,000 wake-ups; a backend ran 50 bursts of 10 ms; its client 100 of 30 us.
     const before = snap(10, 0, 0, [
       { pid: 10, runUs: 0, sleeps: 0, cpu: 0 },
@@ -156,14 +156,35 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     ]);
     const o = observe(before, after, 'previous-read');
     assert.equal(o.idleEntriesPerSecond, 100);
-    // 50 + min(100, 3 ms / 1 ms) + 2 = 55 bursts in 10 s.
-    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.workBurstsPerSecond, 5.5);
+    // Processes of bursts of 1 ms or more do the work: 50 + 2 = 52 bursts in 10 s; the client's
+    // 100 blips of 30 us end none.
+    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.workBurstsPerSecond, 5.2);
     assert.equal(o.perCpu.find((c) => c.cpu === 1)?.workBurstsPerSecond, 0);
-    assert.equal(o.workBurstsPerSecond, 5.5);
+    assert.equal(o.workBurstsPerSecond, 5.2);
     assert.equal(o.workCoveredShare, 1);
     // A CPU's bursts are at most its wake-ups.
     const few = observe(before, snap(20, 20, 503_000, after.tasks!), 'previous-read');
     assert.equal(few.perCpu.find((c) => c.cpu === 0)?.workBurstsPerSecond, 2);
+  });
+
+  it('work made of short requests only: each process counts its CPU in units of 1 ms where its bursts are shorter', () => {
+    // 2,000 point queries of 300 us in 10 s, a timer of 20 us 100 times: no process of long bursts.
+    const before = snap(10, 0, 0, [
+      { pid: 10, runUs: 0, sleeps: 0, cpu: 0 },
+      { pid: 11, runUs: 0, sleeps: 0, cpu: 0 },
+    ]);
+    const after = snap(20, 3000, 602_000, [
+      { pid: 10, runUs: 600_000, sleeps: 2000, cpu: 0 },
+      { pid: 11, runUs: 2000, sleeps: 100, cpu: 0 },
+    ]);
+    // 600 + 2 units of 1 ms in 10 s.
+    assert.equal(observe(before, after, 'previous-read').workBurstsPerSecond, 60.2);
+    // A process of long bursts doing less than half the work does not take over the count.
+    const mixed = snap(20, 3000, 622_000, [
+      { pid: 10, runUs: 600_000, sleeps: 2000, cpu: 0 },
+      { pid: 11, runUs: 22_000, sleeps: 2, cpu: 0 },
+    ]);
+    assert.equal(observe(before, mixed, 'previous-read').workBurstsPerSecond, 60.2);
   });
 
   it("a process watched only since it took a newer one's place sits the window out; one started in the window counts whole", () => {
