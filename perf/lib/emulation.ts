@@ -17,9 +17,10 @@
  * CPU the emulation is started from) runs while the group is throttled: to the counters a slowed
  * burst is then one longer busy period, as under a clock.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMsOrZero, repoRoot } from './processes.ts';
 
@@ -148,6 +149,8 @@ export const planGroup = async (
   /** The filler's own cgroups (cpu): it fills in one without a quota, rests in one whose quota it used up. */
   const fillDir = join(cpuRoot, `${name}-fill`);
   const restDir = join(cpuRoot, `${name}-rest`);
+  /** The directory of the FIFO the filler asks to rest through, while a plan with a filler is applied. */
+  let fifoDir: string | undefined;
   return {
     usagePath,
     adopt: (pid) => move(pid, true),
@@ -169,22 +172,23 @@ export const planGroup = async (
       const policy = r ?? { periodUs: 100_000, lowPercent: 100, idleMs: 1e12, busyMs: 0 };
       await writeFile(join(cpuDir, 'cpu.cfs_period_us'), String(policy.periodUs));
       let fillerProcs: string | undefined;
+      let fillerFifo: string | undefined;
       if (withFiller && r) {
         await mkdir(fillDir, { recursive: true });
         await mkdir(restDir, { recursive: true });
         await writeFile(join(restDir, 'cpu.cfs_period_us'), '1000000');
         await writeFile(join(restDir, 'cpu.cfs_quota_us'), '1000');
         fillerProcs = join(fillDir, 'cgroup.procs');
+        fifoDir = await mkdtemp(join(tmpdir(), 'powerplan-filler-'));
+        fillerFifo = join(fifoDir, 'rest');
+        execFileSync('mkfifo', ['-m', '600', fillerFifo]);
         const script = join(import.meta.dirname, 'slow-clock-filler.py');
-        const f = spawn(
-          'python3',
-          [script, fillerProcs, join(restDir, 'cgroup.procs'), join(cpuDir, 'tasks')],
-          {
-            stdio: ['ignore', 'pipe', 'inherit'],
-          },
-        );
+        const f = spawn('python3', [script, fillerFifo, join(cpuDir, 'tasks')], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
         filler = f;
         await started(f, 'the busy filler');
+        await writeFile(join(restDir, 'cgroup.procs'), String(f.pid));
       }
       const args = {
         usagePath,
@@ -192,7 +196,16 @@ export const planGroup = async (
         quotaPath: join(cpuDir, 'cpu.cfs_quota_us'),
         pollUs: 250,
         ...policy,
-        ...(fillerProcs && filler?.pid ? { filler: { procs: fillerProcs, pid: filler.pid } } : {}),
+        ...(fillerProcs && fillerFifo && filler?.pid
+          ? {
+              filler: {
+                pid: filler.pid,
+                fill: fillerProcs,
+                rest: join(restDir, 'cgroup.procs'),
+                fifo: fillerFifo,
+              },
+            }
+          : {}),
       };
       // node --import tsx, not tsx's CLI: no relaying parent between the signal and the controller.
       const script = join(import.meta.dirname, 'ramp-controller.ts');
@@ -217,6 +230,8 @@ export const planGroup = async (
         }
         filler = undefined;
         for (const d of [fillDir, restDir]) await rmdir(d).catch(() => undefined);
+        if (fifoDir) await rm(fifoDir, { recursive: true, force: true });
+        fifoDir = undefined;
         try {
           return JSON.parse(out().trim().split('\n').at(-1) ?? '') as { drops: number; lifts: number };
         } catch {
@@ -231,6 +246,7 @@ export const planGroup = async (
       if (filler?.pid)
         await writeFile(join(cpuRoot, 'cgroup.procs'), String(filler.pid)).catch(() => undefined);
       for (const d of [fillDir, restDir]) await rmdir(d).catch(() => undefined);
+      if (fifoDir) await rm(fifoDir, { recursive: true, force: true }).catch(() => undefined);
       await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1').catch(() => undefined);
       for (const r of roots) {
         const procs = (await readFile(join(r, name, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n');

@@ -11,14 +11,15 @@
  *
  *   node --import tsx ramp-controller.ts '<json: usagePath, quotaPath, periodUs, lowPercent, idleMs, busyMs, pollUs>'
  *
- * With `filler` (the busy filler's pid and the cgroup.procs of its filling group) it moves the
- * filler into that group whenever the group used CPU or was held back while its own quota is low:
- * the filler (slow-clock-filler.py), which keeps the workload's CPU busy while the group is
- * throttled, runs then, and moves itself back to rest once nothing of the group is runnable.
+ * With `filler` it moves the busy filler (slow-clock-filler.py), which keeps the workload's CPU busy
+ * while the group is throttled, into its filling cgroup whenever the group used CPU or was held back
+ * while its own quota is low, and back into its resting cgroup (a quota it has used up) when the
+ * filler asks to through its FIFO, having found nothing of the group runnable: the filler writes no
+ * cgroup file itself, since a move may sleep on a lock and a sleep would count as a burst of work.
  *
  * It prints `ready` once polling; on SIGTERM it lifts the quota and prints its counters as JSON (drops, lifts) before exiting.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { constants, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 
 interface Args {
   usagePath: string;
@@ -30,7 +31,8 @@ interface Args {
   idleMs: number;
   busyMs: number;
   pollUs: number;
-  filler?: { procs: string; pid: number };
+  /** The busy filler: its pid, the cgroup.procs of its filling and resting groups, its FIFO. */
+  filler?: { pid: number; fill: string; rest: string; fifo: string };
 }
 
 const a = JSON.parse(process.argv[2] ?? '{}') as Args;
@@ -66,7 +68,21 @@ let sinceWake = WAKE_EVERY;
 const wakeFiller = (starting: boolean) => {
   if (!a.filler || (!starting && ++sinceWake < WAKE_EVERY)) return;
   sinceWake = 0;
-  writeFileSync(a.filler.procs, String(a.filler.pid));
+  writeFileSync(a.filler.fill, String(a.filler.pid));
+};
+/** The filler's requests to rest (a byte each), read without waiting. */
+const asks = a.filler ? openSync(a.filler.fifo, constants.O_RDONLY | constants.O_NONBLOCK) : null;
+const askBuffer = Buffer.alloc(64);
+/** Moves the filler to rest when it asked to and the group showed no activity this poll. */
+const restFiller = (active: boolean) => {
+  if (asks === null || !a.filler) return;
+  let asked = false;
+  try {
+    asked = readSync(asks, askBuffer, 0, askBuffer.length, null) > 0;
+  } catch {
+    // EAGAIN: nothing asked.
+  }
+  if (asked && !active) writeFileSync(a.filler.rest, String(a.filler.pid));
 };
 process.on('SIGTERM', () => {
   stopping = true;
@@ -81,6 +97,7 @@ const tick = () => {
     const u = usage();
     const active = u !== last;
     last = u;
+    restFiller(active);
     if (!low) {
       if (active) lastActive = now;
       else if (now - lastActive >= a.idleMs) {
