@@ -1666,7 +1666,7 @@ export interface components {
             meanIdlePeriodUs: number | null;
             /** @description Mean busy period between wake-ups (us): busy time / idle entries. */
             meanBusyPeriodUs: number | null;
-            /** @description Bursts of work per second, summed over CPUs: the times the processes that ran went to sleep of their own accord, per CPU at most its wake-ups; where processes of bursts of 1 ms or more do most of a CPU's work only theirs count, else a burst shorter than 1 ms of CPU counts as its share of one. Wake-ups that carry no work end no burst. Null where processes are not read (Windows) or they cover less than half the busy time. */
+            /** @description Bursts of work per second, summed over CPUs: the times the processes that ran went to sleep of their own accord, per CPU at most its wake-ups; where processes of bursts of 1 ms or more do most of a CPU's work only theirs count, else a burst shorter than 1 ms of CPU counts as its share of one. Wake-ups that carry no work end no burst. Null where processes are not read (Windows) or they cover less than a third of the busy time. */
             workBurstsPerSecond?: number | null;
             /** @description Share of the busy time the processes read account for (0..1); null where none are read. */
             workCoveredShare?: number | null;

@@ -312,26 +312,31 @@ const workOf = (loss: (w: number) => number, busyUs: number): number => {
 
 /** A gap longer than every one measured: the clock as far down as it goes. */
 const LONGEST_GAP_US = 1e12;
-/** A ramp has ended by the work at which its loss reached this share of the whole burst's. */
-const RAMP_DONE = 0.9;
+/**
+ * A ramp has ended at the first point of the loss curve from which the rest of the burst loses at
+ * less than this share of the rate it had lost at until then (a plateau, whatever a late
+ * interruption adds at the end).
+ */
+const RAMP_DONE_RATE = 0.25;
 
 /**
  * The work (us) a burst needs to bring the clock up, from the loss curve after the longest gap:
- * the first point with 90% of the whole burst's loss, unless the loss is still growing at the
- * burst's end (its last stretch losing at least half the burst's mean rate): then a burst as long
- * as the benchmark's does not raise it (Infinity). 0 (every burst raises it) where no curve was
- * measured (results of earlier versions) or nothing was lost.
+ * the first point from which the rest of the burst loses at less than a quarter of its mean rate
+ * so far; Infinity where there is none (the loss still growing at the burst's end: a burst as long
+ * as the benchmark's does not raise it). 0 (every burst raises it) where no curve was measured
+ * (results of earlier versions) or nothing was lost.
  */
 const raiseWorkUs = (costs: PlanCosts, pick: Pick3): number => {
   const curve = costs.ramp[costs.ramp.length - 1]?.curve ?? [];
   const last = curve[curve.length - 1];
-  const before = curve[curve.length - 2];
-  if (!last || !before) return 0;
-  const total = last.lossUs[pick];
-  if (total <= 0) return 0;
-  const tailRate = (total - before.lossUs[pick]) / (last.workUs - before.workUs);
-  if (tailRate >= 0.5 * (total / last.workUs)) return Number.POSITIVE_INFINITY;
-  return curve.find((c) => c.lossUs[pick] >= RAMP_DONE * total)?.workUs ?? last.workUs;
+  if (!last || curve.length < 2 || last.lossUs[pick] <= 0) return 0;
+  for (const c of curve.slice(0, -1)) {
+    const lost = c.lossUs[pick];
+    if (lost <= 0) continue;
+    const rest = (last.lossUs[pick] - lost) / (last.workUs - c.workUs);
+    if (rest < RAMP_DONE_RATE * (lost / c.workUs)) return c.workUs;
+  }
+  return Number.POSITIVE_INFINITY;
 };
 
 /**

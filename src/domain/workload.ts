@@ -165,7 +165,7 @@ export const WorkloadObservation = z
       .nullable()
       .optional()
       .describe(
-        "Bursts of work per second, summed over CPUs: the times the processes that ran went to sleep of their own accord, per CPU at most its wake-ups; where processes of bursts of 1 ms or more do most of a CPU's work only theirs count, else a burst shorter than 1 ms of CPU counts as its share of one. Wake-ups that carry no work end no burst. Null where processes are not read (Windows) or they cover less than half the busy time.",
+        "Bursts of work per second, summed over CPUs: the times the processes that ran went to sleep of their own accord, per CPU at most its wake-ups; where processes of bursts of 1 ms or more do most of a CPU's work only theirs count, else a burst shorter than 1 ms of CPU counts as its share of one. Wake-ups that carry no work end no burst. Null where processes are not read (Windows) or they cover less than a third of the busy time.",
       ),
     workCoveredShare: share
       .nullable()

@@ -205,12 +205,19 @@ describe('the work bursts of the processes (Linux procfs)', () => {
 
   it('processes that cover too little of the busy time (a threaded server) give no bursts; nor does a read without processes', () => {
     const before = snap(10, 0, 0, [{ pid: 10, runUs: 0, sleeps: 0, cpu: 0 }]);
-    const after = snap(20, 1000, 500_000, [
-      { pid: 10, runUs: 500_000 * (MIN_WORK_COVERAGE - 0.1), sleeps: 50, cpu: 0 },
-    ]);
+    const after = snap(20, 1000, 500_000, [{ pid: 10, runUs: 100_000, sleeps: 50, cpu: 0 }]);
     const o = observe(before, after, 'previous-read');
+    assert.ok(0.2 < MIN_WORK_COVERAGE);
     assert.equal(o.workBurstsPerSecond, null);
-    assert.equal(o.workCoveredShare, MIN_WORK_COVERAGE - 0.1);
+    assert.equal(o.workCoveredShare, 0.2);
+    // A third or more (interrupts and kernel work take the rest): the bursts count.
+    const most = observe(
+      before,
+      snap(20, 1000, 500_000, [{ pid: 10, runUs: 200_000, sleeps: 50, cpu: 0 }]),
+      'previous-read',
+    );
+    assert.equal(most.workCoveredShare, 0.4);
+    assert.equal(most.workBurstsPerSecond, 5);
     assert.equal(
       observe(snap(10, 0, 0, null), snap(20, 1000, 500_000, null), 'previous-read').workBurstsPerSecond,
       null,
