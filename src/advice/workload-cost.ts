@@ -68,54 +68,69 @@ export const MIN_BUSY_SECONDS = 0.2;
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
-/** Linear in log(gap) between points; `below` says what happens left of the first point. */
-const interpolate = (
-  points: readonly { gapUs: number }[],
-  value: (i: number) => number,
-  gapUs: number,
-  below: (first: number, gapUs: number, firstGapUs: number) => number,
-): number => {
-  if (!points.length) return 0;
-  const first = points[0]!;
-  if (gapUs <= first.gapUs) return below(value(0), gapUs, first.gapUs);
+/**
+ * Where a gap falls among a measurement's gaps (shortest first): between points i and i + 1 at t
+ * of the way in log(gap), at the last point beyond it, or below the first at `under` (gap / first
+ * gap; else 1). i is -1 without points.
+ */
+interface Position {
+  i: number;
+  t: number;
+  under: number;
+}
+
+const positionOf = (points: readonly { gapUs: number }[], gapUs: number): Position => {
+  if (!points.length) return { i: -1, t: 0, under: 1 };
+  const first = points[0]!.gapUs;
+  if (gapUs <= first) return { i: 0, t: 0, under: gapUs / first };
   for (let i = 1; i < points.length; i++) {
-    const b = points[i]!;
-    if (gapUs <= b.gapUs) {
-      const a = points[i - 1]!;
-      const t = (Math.log(gapUs) - Math.log(a.gapUs)) / (Math.log(b.gapUs) - Math.log(a.gapUs));
-      return value(i - 1) + t * (value(i) - value(i - 1));
+    const b = points[i]!.gapUs;
+    if (gapUs <= b) {
+      const a = points[i - 1]!.gapUs;
+      return { i: i - 1, t: (Math.log(gapUs) - Math.log(a)) / (Math.log(b) - Math.log(a)), under: 1 };
     }
   }
-  return value(points.length - 1);
+  return { i: points.length - 1, t: 0, under: 1 };
+};
+
+/**
+ * The measurement's values (one per gap) read at a position: linear in log(gap) between points,
+ * the last beyond them; below the first in proportion to the gap (`shrinks`, a clock that drops
+ * gradually) or 0.
+ */
+const readAt = (at: Position, values: readonly number[], shrinks: boolean): number => {
+  if (at.i < 0) return 0;
+  const a = values[at.i]!;
+  if (at.under < 1) return shrinks ? a * at.under : 0;
+  return at.t ? a + at.t * (values[at.i + 1]! - a) : a;
 };
 
 type Pick3 = keyof Range;
 
 /** The wake-up cost after a gap: 0 at and below the shortest gap measured (that floor no plan removes). */
 export const wakeCostAt = (costs: PlanCosts, gapUs: number, pick: Pick3): number =>
-  Math.max(
-    0,
-    interpolate(
-      costs.wake,
-      (i) => costs.wake[i]!.costUs[pick],
-      gapUs,
-      () => 0,
-    ),
-  );
+  wakeCosts(costs, pick)(gapUs);
+
+/** wakeCostAt as a function of the gap, for one pick of the costs. */
+const wakeCosts = (costs: PlanCosts, pick: Pick3): ((gapUs: number) => number) => {
+  const values = costs.wake.map((w) => w.costUs[pick]);
+  return (gapUs) => Math.max(0, readAt(positionOf(costs.wake, gapUs), values, false));
+};
 
 /** A piecewise-linear loss by work from (0, 0), held at its highest so far, flat beyond its last point. */
 const lossByWork = (points: readonly { workUs: number; lossUs: Range }[], workUs: number, pick: Pick3) => {
-  let before = { workUs: 0, lossUs: 0 };
+  let beforeWork = 0;
+  let beforeLoss = 0;
   for (const c of points) {
-    const at = { workUs: c.workUs, lossUs: Math.max(before.lossUs, c.lossUs[pick], 0) };
-    if (workUs <= at.workUs)
-      return at.workUs > before.workUs
-        ? before.lossUs +
-            ((at.lossUs - before.lossUs) * (workUs - before.workUs)) / (at.workUs - before.workUs)
-        : at.lossUs;
-    before = at;
+    const loss = Math.max(beforeLoss, c.lossUs[pick], 0);
+    if (workUs <= c.workUs)
+      return c.workUs > beforeWork
+        ? beforeLoss + ((loss - beforeLoss) * (workUs - beforeWork)) / (c.workUs - beforeWork)
+        : loss;
+    beforeWork = c.workUs;
+    beforeLoss = loss;
   }
-  return before.lossUs;
+  return beforeLoss;
 };
 
 /**
@@ -137,9 +152,6 @@ const pointLoss = (p: RampPoint, busyUs: number, pick: Pick3): number => {
   return head + tail;
 };
 
-/** Below the shortest gap measured the loss shrinks in proportion to the gap (the clock drops gradually). */
-const shrinking = (v: number, g: number, g0: number) => (v * g) / g0;
-
 /**
  * Each measured gap's value, fitted never to fall as the gap grows: a clock falls as far or
  * further the longer it waits, so a smaller loss measured after a longer gap is the benchmark's
@@ -148,17 +160,23 @@ const shrinking = (v: number, g: number, g0: number) => (v * g) / g0;
  * unlucky gap moves its neighbours a little instead of setting every longer gap.
  */
 const rising = (n: number, value: (i: number) => number): number[] => {
-  const blocks: { sum: number; count: number }[] = [];
+  // The blocks of pooled values so far, as a stack of their sums and counts.
+  const sums = new Float64Array(n);
+  const counts = new Int32Array(n);
+  let top = -1;
   for (let i = 0; i < n; i++) {
-    blocks.push({ sum: value(i), count: 1 });
-    while (blocks.length > 1) {
-      const b = blocks[blocks.length - 1]!;
-      const a = blocks[blocks.length - 2]!;
-      if (a.sum / a.count <= b.sum / b.count) break;
-      blocks.splice(blocks.length - 2, 2, { sum: a.sum + b.sum, count: a.count + b.count });
+    top++;
+    sums[top] = value(i);
+    counts[top] = 1;
+    while (top > 0 && sums[top - 1]! / counts[top - 1]! > sums[top]! / counts[top]!) {
+      sums[top - 1] = sums[top - 1]! + sums[top]!;
+      counts[top - 1] = counts[top - 1]! + counts[top]!;
+      top--;
     }
   }
-  return blocks.flatMap((b) => Array.from({ length: b.count }, () => b.sum / b.count));
+  const out = new Array<number>(n);
+  for (let b = 0, i = 0; b <= top; b++) for (let k = 0; k < counts[b]!; k++) out[i++] = sums[b]! / counts[b]!;
+  return out;
 };
 
 /**
@@ -172,15 +190,24 @@ const rising = (n: number, value: (i: number) => number): number[] => {
  *   low from one to the next, which the bursts after idle, each after a long burst, cannot see).
  */
 export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number => {
-  const bursts = rising(costs.ramp.length, (i) => pointLoss(costs.ramp[i]!, busyUs, pick));
-  const burst = interpolate(costs.ramp, (i) => bursts[i]!, gapUs, shrinking);
+  const { ladder, stream } = lossesAtGaps(costs, busyUs, pick);
+  return Math.max(
+    0,
+    readAt(positionOf(costs.ramp, gapUs), ladder, true),
+    readAt(positionOf(costs.stream ?? [], gapUs), stream, true),
+  );
+};
+
+/** Each measurement's losses at its own gaps for `busyUs` of work, held rising with the gap. */
+const lossesAtGaps = (costs: PlanCosts, busyUs: number, pick: Pick3) => {
   const stream = costs.stream ?? [];
-  const streams = rising(stream.length, (i) => {
-    const points = stream[i]!.points;
-    return lossByWork(points, Math.min(busyUs, points[points.length - 1]?.workUs ?? 0), pick);
-  });
-  const streamed = stream.length ? interpolate(stream, (i) => streams[i]!, gapUs, shrinking) : 0;
-  return Math.max(0, burst, streamed);
+  return {
+    ladder: rising(costs.ramp.length, (i) => pointLoss(costs.ramp[i]!, busyUs, pick)),
+    stream: rising(stream.length, (i) => {
+      const points = stream[i]!.points;
+      return lossByWork(points, Math.min(busyUs, points[points.length - 1]?.workUs ?? 0), pick);
+    }),
+  };
 };
 
 /** Gaps at the midpoints of K equal-probability slices of an exponential distribution with mean 1. */
@@ -290,28 +317,48 @@ const idleGapsOf = (
   );
 };
 
-/** Steps of the search for the work in a busy period (each halves the interval: 2^-30 of it left). */
-const SEARCH_STEPS = 30;
+/** The search for the work ends within this share of the busy period, or after SEARCH_STEPS. */
+const SEARCH_TOLERANCE = 1e-4;
+const SEARCH_STEPS = 40;
 
 /**
  * The work in each of a CPU's bursts: a busy period observed under the plan in force holds its
  * work and what the ramp took from it (a core running slowly is busy), so the work `w` is the one
- * for which w + E[loss(G, w)] is the busy period observed. The loss grows with the work, so the
- * search halves an interval.
+ * for which w + E[loss(G, w)] is the busy period observed. Found between 0 (all of it loss) and
+ * the busy period (none of it) by false position with the Illinois rule (each step draws the line
+ * between the ends; an end kept twice has its value halved), which takes a handful of steps where
+ * halving the interval takes 14; an E[loss] that jumps (every burst raising the clock from some
+ * work on) still narrows the interval to where it jumps.
  */
 const workOf = (loss: (w: number) => number, busyUs: number): number => {
+  const excess = (w: number) => w + loss(w) - busyUs;
+  const tolerance = busyUs * SEARCH_TOLERANCE;
   let lo = 0;
+  let atLo = excess(lo);
+  if (atLo >= 0) return lo;
   let hi = busyUs;
-  for (let i = 0; i < SEARCH_STEPS; i++) {
-    const mid = (lo + hi) / 2;
-    if (mid + loss(mid) > busyUs) hi = mid;
-    else lo = mid;
+  let atHi = excess(hi);
+  if (atHi <= tolerance) return hi;
+  let kept = 0;
+  for (let i = 0; i < SEARCH_STEPS && hi - lo > tolerance; i++) {
+    const w = hi - (atHi * (hi - lo)) / (atHi - atLo);
+    const at = excess(w);
+    if (Math.abs(at) <= tolerance) return w;
+    if (at > 0) {
+      hi = w;
+      atHi = at;
+      if (kept === -1) atLo /= 2;
+      kept = -1;
+    } else {
+      lo = w;
+      atLo = at;
+      if (kept === 1) atHi /= 2;
+      kept = 1;
+    }
   }
   return lo;
 };
 
-/** A gap longer than every one measured: the clock as far down as it goes. */
-const LONGEST_GAP_US = 1e12;
 /**
  * A ramp has ended at the first point of the loss curve from which the rest of the burst loses at
  * less than this share of the rate it had lost at until then (a plateau, whatever a late
@@ -340,7 +387,8 @@ const raiseWorkUs = (costs: PlanCosts, pick: Pick3): number => {
 };
 
 /**
- * The mean loss of a burst of `workUs` after the gaps given (weighed), the clock's state carried
+ * The mean loss of a burst of `workUs` after the gaps given (weighed; made once per CPU and costs,
+ * then asked for each amount of work the search tries), the clock's state carried
  * from one burst to the next: after a gap `g` the clock is down by d(g) = loss(g) / loss after the
  * longest gap (the share of its whole fall), and a burst raises it again only when it has as much
  * work as the ramp takes (raiseWorkUs; with exponential bursts of mean `workUs` the chance
@@ -350,50 +398,61 @@ const raiseWorkUs = (costs: PlanCosts, pick: Pick3): number => {
  * short queries sees it. The mean is found by iterating that to its fixed point; with every burst
  * raising the clock it is the mean of d(g), each burst paying the loss after its own gap.
  */
-const meanLoss = (
+const burstModel = (
   costs: PlanCosts,
   gaps: readonly { gapUs: number; weight: number }[],
-  workUs: number,
   pick: Pick3,
   shape: 'exponential' | 'mean',
   carried: boolean,
-): number => {
-  const down = rampLossAt(costs, LONGEST_GAP_US, workUs, pick);
-  if (down <= 0 || !carried)
-    return gaps.reduce((t, g) => t + g.weight * rampLossAt(costs, g.gapUs, workUs, pick), 0);
-  const drops = gaps.map((g) => ({
-    weight: g.weight,
-    d: Math.min(1, Math.max(0, rampLossAt(costs, g.gapUs, workUs, pick) / down)),
-  }));
+): ((workUs: number) => number) => {
+  // Shortest gap first, so that the clock's fall d(g), which grows with the gap, comes sorted.
+  const sorted = [...gaps].sort((a, b) => a.gapUs - b.gapUs);
+  const onLadder = sorted.map((g) => positionOf(costs.ramp, g.gapUs));
+  const onStream = sorted.map((g) => positionOf(costs.stream ?? [], g.gapUs));
+  const weights = Float64Array.from(sorted, (g) => g.weight);
   const r = raiseWorkUs(costs, pick);
-  const raise = shape === 'mean' ? (workUs >= r ? 1 : 0) : Number.isFinite(r) ? Math.exp(-r / workUs) : 0;
-  return clockDown(drops, 1 - raise) * down;
+  const shares = new Float64Array(sorted.length);
+  return (workUs) => {
+    const { ladder, stream } = lossesAtGaps(costs, workUs, pick);
+    const down = Math.max(0, ladder[ladder.length - 1] ?? 0, stream[stream.length - 1] ?? 0);
+    let mean = 0;
+    for (let k = 0; k < sorted.length; k++) {
+      const d = Math.max(0, readAt(onLadder[k]!, ladder, true), readAt(onStream[k]!, stream, true));
+      mean += weights[k]! * d;
+      shares[k] = down > 0 ? Math.min(1, d / down) : 0;
+    }
+    if (down <= 0 || !carried) return mean;
+    const raise = shape === 'mean' ? (workUs >= r ? 1 : 0) : Number.isFinite(r) ? Math.exp(-r / workUs) : 0;
+    return clockDown(weights, shares, 1 - raise) * down;
+  };
 };
 
 /**
  * The least s with s = sum_i w_i x max(d_i, q x s), the clock's mean state over bursts (q: the
- * chance a burst leaves it where it found it). With the d_i sorted, each choice of how many lie
- * below q x s makes the equation linear, s = A / (1 - q B) (A: sum of w_i d_i above, B: sum of w_i
- * below); the first choice whose s agrees with it is the answer. q = 0 gives the mean of d, q = 1
- * the largest d (a clock that no burst raises ends as low as the longest gap let it fall).
+ * chance a burst leaves it where it found it; d_i: the share of its whole fall after gap i, rising
+ * with i). Each choice of how many d_i lie below q x s makes the equation linear, s = A / (1 - q B)
+ * (A: sum of w_i d_i above, B: sum of w_i below); the first choice whose s agrees with it is the
+ * answer. q = 0 gives the mean of d, q = 1 the largest d (a clock that no burst raises ends as low
+ * as the longest gap let it fall).
  */
-const clockDown = (drops: readonly { weight: number; d: number }[], q: number): number => {
-  const ds = [...drops].sort((a, b) => a.d - b.d);
-  const top = ds[ds.length - 1]?.d ?? 0;
+const clockDown = (w: Float64Array, d: Float64Array, q: number): number => {
+  const n = d.length;
+  const top = n ? d[n - 1]! : 0;
   if (top <= 0) return 0;
-  let above = ds.reduce((t, x) => t + x.weight * x.d, 0);
+  let above = 0;
+  for (let k = 0; k < n; k++) above += w[k]! * d[k]!;
   let below = 0;
-  for (let k = 0; k <= ds.length; k++) {
+  for (let k = 0; k <= n; k++) {
     const denominator = 1 - q * below;
     if (denominator > 1e-12) {
       const s = above / denominator;
-      const lo = k > 0 ? ds[k - 1]!.d : Number.NEGATIVE_INFINITY;
-      const hi = k < ds.length ? ds[k]!.d : Number.POSITIVE_INFINITY;
+      const lo = k > 0 ? d[k - 1]! : Number.NEGATIVE_INFINITY;
+      const hi = k < n ? d[k]! : Number.POSITIVE_INFINITY;
       if (lo <= q * s + 1e-12 && q * s <= hi + 1e-12) return Math.min(1, s);
     }
-    if (k < ds.length) {
-      above -= ds[k]!.weight * ds[k]!.d;
-      below += ds[k]!.weight;
+    if (k < n) {
+      above -= w[k]! * d[k]!;
+      below += w[k]!;
     }
   }
   return top;
@@ -445,9 +504,10 @@ const totals = (
     // Counted by wake-ups a burst's work is the busy time spread over blips too: it says nothing of
     // whether a burst finished the ramp, so each is taken to pay for its own gap.
     const carried = c.workBursts;
-    const work = workOf((w) => meanLoss(costs, gaps, w, pick, shape, carried), busyUs);
+    const work = workOf(burstModel(costs, gaps, pick, shape, carried), busyUs);
     ramp += c.burstsPerSecond * (busyUs - work);
-    if (floor) floorRamp += c.burstsPerSecond * meanLoss(floor.costs, gaps, work, floor.pick, shape, carried);
+    if (floor)
+      floorRamp += c.burstsPerSecond * burstModel(floor.costs, gaps, floor.pick, shape, carried)(work);
   }
   return {
     wakeUs: wake,
@@ -467,6 +527,7 @@ const wakeHalf = (
   shape: 'exponential' | 'mean',
 ): number => {
   const published = { mid: 1, low: 0.5, high: 1 }[pick];
+  const wakeAt = wakeCosts(costs, pick);
   let wake = 0;
   for (const s of statesOf(o)) {
     const gaps = gapsOf(s.meanPeriodUs ?? 0, shape);
@@ -474,10 +535,7 @@ const wakeHalf = (
     // pays the rest to the platform (a hypervisor's halt exit, the interrupt's delivery), under
     // every plan alike, so only up to the exit latency is the state's, and the plan's.
     const perEntry = costs.wake.length
-      ? Math.min(
-          avg(gaps, (g) => wakeCostAt(costs, g, pick)),
-          s.exitLatencyUs ?? Number.POSITIVE_INFINITY,
-        )
+      ? Math.min(avg(gaps, wakeAt), s.exitLatencyUs ?? Number.POSITIVE_INFINITY)
       : (s.exitLatencyUs ?? 0) * published;
     wake += s.entriesPerSecond * perEntry;
   }
