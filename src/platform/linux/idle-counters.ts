@@ -15,18 +15,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { CpuCounters, IdleCounterReader, IdleSnapshot, StateCounters } from '../../domain/workload.ts';
+import { createKeptFiles, readText } from './kept-files.ts';
 import { createTaskReader, USER_HZ } from './task-bursts.ts';
 
 const US_PER_TICK = 1_000_000 / USER_HZ;
-
-/** One sysfs or procfs file, read whole (readFileSync reads on to the end where stat says size 0). */
-const readText = (path: string): string | null => {
-  try {
-    return readFileSync(path, 'latin1');
-  } catch {
-    return null;
-  }
-};
 
 const int = (s: string | null): number | null => {
   const t = s?.trim();
@@ -115,21 +107,21 @@ const readStaticStates = (cpuDir: string): StaticState[] => {
 };
 
 /** `disable` of 1, or a `flags` text that says so (some kernels show "disabled" there). */
-const isDisabled = (dir: string): boolean =>
-  readText(join(dir, 'disable'))?.trim() === '1' || /\bdisabled\b/i.test(readText(join(dir, 'flags')) ?? '');
+const isDisabled = (dir: string, read: (path: string) => string | null): boolean =>
+  read(join(dir, 'disable'))?.trim() === '1' || /\bdisabled\b/i.test(read(join(dir, 'flags')) ?? '');
 
-const readStateCounters = (s: StaticState): StateCounters | null => {
-  const usage = int(readText(join(s.dir, 'usage')));
-  const timeUs = int(readText(join(s.dir, 'time')));
+const readStateCounters = (s: StaticState, read: (path: string) => string | null): StateCounters | null => {
+  const usage = int(read(join(s.dir, 'usage')));
+  const timeUs = int(read(join(s.dir, 'time')));
   if (usage === null || timeUs === null) return null;
   return {
     name: s.name,
     exitLatencyUs: s.exitLatencyUs,
     usage,
     timeUs,
-    above: int(readText(join(s.dir, 'above'))),
-    below: int(readText(join(s.dir, 'below'))),
-    disabled: isDisabled(s.dir),
+    above: int(read(join(s.dir, 'above'))),
+    below: int(read(join(s.dir, 'below'))),
+    disabled: isDisabled(s.dir, read),
   };
 };
 
@@ -156,6 +148,13 @@ const kernelConfig = (procfsRoot: string, bootRoot: string): string | null => {
   }
 };
 
+/**
+ * Descriptors kept open for the idle states' counter files (up to 6 per state and CPU, kept-files.ts):
+ * 64 CPUs of 4 states; a larger machine opens the rest at each read. The process reader keeps
+ * up to 3 per process on top (task-bursts.ts).
+ */
+const MAX_KEPT_FILES = 1024;
+
 export interface LinuxIdleReaderOptions {
   sysfsRoot: string;
   procfsRoot: string;
@@ -170,11 +169,14 @@ export const createLinuxIdleReader = (o: LinuxIdleReaderOptions): IdleCounterRea
   // Read once, on the first read without a cpuidle driver (the only case that needs it).
   let busyTickHz: number | null | undefined;
   const readTasks = createTaskReader(o.procfsRoot);
+  const files = createKeptFiles(MAX_KEPT_FILES);
+  const read = (path: string) => files.read(path);
   return async (): Promise<IdleSnapshot> => {
-    const atS = Number((readText(join(o.procfsRoot, 'uptime')) ?? '').trim().split(/\s+/)[0]);
+    const atS = Number((read(join(o.procfsRoot, 'uptime')) ?? '').trim().split(/\s+/)[0]);
     const stat = parseProcStat(readText(join(o.procfsRoot, 'stat')) ?? '');
     const key = stat.map((c) => c.cpu).join(',');
     if (key !== layoutKey) {
+      files.closeAll();
       layout = new Map(stat.map((c) => [c.cpu, readStaticStates(join(cpuRoot, `cpu${c.cpu}`))]));
       layoutKey = key;
     }
@@ -183,7 +185,9 @@ export const createLinuxIdleReader = (o: LinuxIdleReaderOptions): IdleCounterRea
       busyUs: c.busyUs,
       idleUs: c.idleUs,
       totalUs: c.totalUs,
-      states: (layout.get(c.cpu) ?? []).map(readStateCounters).filter((s): s is StateCounters => s !== null),
+      states: (layout.get(c.cpu) ?? [])
+        .map((s) => readStateCounters(s, read))
+        .filter((s): s is StateCounters => s !== null),
       wakeups: null,
     }));
     const counted = cpus.some((c) => c.states.length > 0);

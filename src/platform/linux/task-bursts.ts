@@ -19,9 +19,10 @@
  *   /proc/<pid>/status     a line `voluntary_ctxt_switches:\t<n>`
  *   /proc/<pid>/stat       `<pid> (<comm>) <state> ...`, field 22 its start (USER_HZ ticks since boot), field 39 the CPU last run on
  */
-import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskCounters } from '../../domain/workload.ts';
+import { preadText } from './kept-files.ts';
 
 /** The most processes watched at once; the rest are left out of the observation. */
 export const MAX_TASKS = 256;
@@ -69,17 +70,6 @@ interface Watched {
   counters: TaskCounters;
 }
 
-const buf = Buffer.alloc(4096);
-
-/** One procfs file through its kept descriptor, from its start; null when the process is gone. */
-const pread = (fd: number): string | null => {
-  try {
-    return buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, 0));
-  } catch {
-    return null;
-  }
-};
-
 const closeAll = (w: Watched) => {
   for (const fd of [w.sched, w.status, w.stat])
     try {
@@ -104,8 +94,8 @@ const openTask = (procfsRoot: string, pid: number): Watched | null => {
 
 /** Reads status and stat anew; false when either is unreadable (the process is gone). */
 const refresh = (w: Watched, runNs: number): boolean => {
-  const sleeps = parseVoluntarySwitches(pread(w.status) ?? '');
-  const stat = pread(w.stat) ?? '';
+  const sleeps = parseVoluntarySwitches(preadText(w.status) ?? '');
+  const stat = preadText(w.stat) ?? '';
   const cpu = parseStatCpu(stat);
   if (sleeps === null || cpu === null) return false;
   const startS = parseStatStartS(stat);
@@ -160,7 +150,7 @@ export const createTaskReader = (procfsRoot: string, limit = MAX_TASKS): (() => 
         w = opened;
         watched.set(pid, w);
       }
-      const runNs = parseSchedstatRunNs(pread(w.sched) ?? '');
+      const runNs = parseSchedstatRunNs(preadText(w.sched) ?? '');
       // A process that did not run since the last read cannot have slept since: its counts hold.
       const ran = runNs !== null && Math.floor(runNs / 1000) !== w.counters.runUs;
       if (runNs === null || (ran && !refresh(w, runNs))) {
