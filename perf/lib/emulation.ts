@@ -176,6 +176,9 @@ export const planGroup = async (
       if (withFiller && r) {
         await mkdir(fillDir, { recursive: true });
         await mkdir(restDir, { recursive: true });
+        // The least weight (cpu.shares 2): beside the server's group (88761) and the clients a
+        // filling filler is scheduled last, as SCHED_IDLE would be if groups knew of it.
+        for (const d of [fillDir, restDir]) await writeFile(join(d, 'cpu.shares'), '2');
         await writeFile(join(restDir, 'cpu.cfs_period_us'), '1000000');
         await writeFile(join(restDir, 'cpu.cfs_quota_us'), '1000');
         fillerProcs = join(fillDir, 'cgroup.procs');

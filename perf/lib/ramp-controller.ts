@@ -68,21 +68,29 @@ let sinceWake = WAKE_EVERY;
 const wakeFiller = (starting: boolean) => {
   if (!a.filler || (!starting && ++sinceWake < WAKE_EVERY)) return;
   sinceWake = 0;
+  restAsked = false;
   writeFileSync(a.filler.fill, String(a.filler.pid));
 };
 /** The filler's requests to rest (a byte each), read without waiting. */
 const asks = a.filler ? openSync(a.filler.fifo, constants.O_RDONLY | constants.O_NONBLOCK) : null;
 const askBuffer = Buffer.alloc(64);
+/**
+ * A request to rest holds until the filler rests or is moved to fill again: one read in a poll that
+ * saw the group active would otherwise be lost, and the filler asks again only a millisecond later.
+ */
+let restAsked = false;
 /** Moves the filler to rest when it asked to and the group showed no activity this poll. */
 const restFiller = (active: boolean) => {
   if (asks === null || !a.filler) return;
-  let asked = false;
   try {
-    asked = readSync(asks, askBuffer, 0, askBuffer.length, null) > 0;
+    if (readSync(asks, askBuffer, 0, askBuffer.length, null) > 0) restAsked = true;
   } catch {
     // EAGAIN: nothing asked.
   }
-  if (asked && !active) writeFileSync(a.filler.rest, String(a.filler.pid));
+  if (restAsked && !active) {
+    writeFileSync(a.filler.rest, String(a.filler.pid));
+    restAsked = false;
+  }
 };
 process.on('SIGTERM', () => {
   stopping = true;
