@@ -112,8 +112,9 @@ const backendOf = async (postmaster: number, db: string): Promise<number | null>
 
 export interface RestoreResult {
   totalMs: number;
-  /** The time the restore spent working on its chunks (each from its write until both were asleep). */
+  /** The time the restore spent working on its timed chunks (each from its write until both were asleep). */
   workMs: number;
+  /** The chunks timed: all but the last (fed after afterChunks, see pacedRestore). */
   chunks: number;
 }
 
@@ -121,9 +122,9 @@ export interface RestoreResult {
  * Restores `dump` into a new database `db`, feeding pg_restore `chunkBytes` at a time: after each
  * chunk it waits until pg_restore and the server's backend are both asleep (the chunk is done),
  * then `waitMs` (the storage), then sends the next. `beforeChunks` runs before the first chunk (the
- * database made, pg_restore started), `afterChunks` once the last chunk is done,
- * while pg_restore and its backend still live (what follows, the index builds of the post-data
- * section, is no paced work and is not timed).
+ * database made, pg_restore started), `afterChunks` once every chunk but the last is done, while
+ * pg_restore and its backend still live; the last chunk and what follows it (the index builds of
+ * the post-data section, no paced work) are not timed.
  */
 export const pacedRestore = async (
   cluster: Cluster,
@@ -150,21 +151,31 @@ export const pacedRestore = async (
   const exited = new Promise<number>((r) => child.once('exit', (c) => r(c ?? 1)));
   const fh = await open(o.dump, 'r');
   const buf = Buffer.alloc(o.chunkBytes);
+  // The last chunk is fed after the timed ones: pg_restore reaches the archive's end with it, runs
+  // the post-data steps and exits, and its backend with it, before a read after the chunk could
+  // take their counters (a process that has exited takes them along).
+  const total = Math.ceil((await fh.stat()).size / o.chunkBytes);
   let backend: number | null = null;
+  let sent = 0;
   let chunks = 0;
   let workMs = 0;
+  let timed = true;
   await o.beforeChunks?.();
   const t0 = performance.now();
   try {
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, null);
       if (bytesRead === 0) break;
-      if (chunks > 0) await sleep(o.waitMs);
+      if (timed && sent > 0 && sent === total - 1) {
+        await o.afterChunks?.();
+        timed = false;
+      }
+      if (sent > 0) await sleep(o.waitMs);
       const c0 = performance.now();
       await new Promise<void>((res, rej) =>
         child.stdin.write(buf.subarray(0, bytesRead), (e) => (e ? rej(e) : res())),
       );
-      chunks++;
+      sent++;
       // The chunk is done when both are asleep twice in a row (a throttled process is runnable).
       for (let quiet = 0; quiet < 2; ) {
         await sleep(0.2);
@@ -173,9 +184,12 @@ export const pacedRestore = async (
         quiet = states.every((s) => s === 'S') ? quiet + 1 : 0;
         if (child.exitCode !== null) break;
       }
-      workMs += performance.now() - c0;
+      if (timed) {
+        chunks++;
+        workMs += performance.now() - c0;
+      }
     }
-    await o.afterChunks?.();
+    if (timed) await o.afterChunks?.();
     child.stdin.end();
     const code = await exited;
     if (code !== 0) throw new Error(`pg_restore exited with ${code}: ${err}`);
