@@ -612,8 +612,13 @@ export const estimateWorkloadCost = (
     (['exponential', 'mean'] as const).map(
       (shape) => shares(totals(o, costs, pick, shape, floor(floorPick))).percent,
     );
-  const low = Math.min(...range('low', 'high'));
-  const high = Math.max(...range('high', 'low'));
+  // The platform's ramp taken from the same benchmark as the plan's (a performance plan in force)
+  // is the same measurement: its noise cancels, so both ends read it alike.
+  const same =
+    performance === costs ||
+    (performance?.benchmarkId !== undefined && performance.benchmarkId === costs.benchmarkId);
+  const low = Math.min(...range('low', same ? 'low' : 'high'));
+  const high = Math.max(...range('high', same ? 'high' : 'low'));
   return {
     reason: null,
     estimate: {

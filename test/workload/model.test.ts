@@ -422,6 +422,13 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     assert.equal(own.rampPercent, 0);
     assert.equal(own.platformPercent, alone.rampPercent);
     assert.equal(own.recoverablePercent, 0);
+    // Its noise is the same measurement on both sides: the range does not open on it, as it does
+    // between two benchmarks that measured alike (their ends taken opposite).
+    const twin = estimateWorkloadCost(o, step, { ...step, benchmarkId: 'bm-20260101-000000-fedcba' })
+      .estimate!;
+    assert.equal(twin.addedPercent, own.addedPercent);
+    assert.ok(own.high - own.low < 1, `${own.low}-${own.high}`);
+    assert.ok(twin.high - twin.low > 10 * (own.high - own.low), `${twin.low}-${twin.high}`);
     // A platform that loses half of what the plan does: half the ramp is the plan's.
     const half: PlanCosts = {
       basis: 'benchmark',
