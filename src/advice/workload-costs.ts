@@ -6,7 +6,7 @@
  * Where the benchmark measured its loss curve, each gap's loss by the work done comes with it.
  */
 import type { BenchmarkResult } from '../domain/benchmark.ts';
-import type { PlanCosts, RampPoint, StreamGap, WakePoint } from './workload-cost.ts';
+import type { PlanCosts, RampPoint, StreamGap, WakePoint } from './plan-losses.ts';
 
 /**
  * The standard error of a median from its spread: sigma estimated from a quantile distance of a

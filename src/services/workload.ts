@@ -6,7 +6,8 @@
  * the request that asked for it, and reports progress once a second while it does.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { estimateWorkloadCost, type PlanCosts } from '../advice/workload-cost.ts';
+import type { PlanCosts } from '../advice/plan-losses.ts';
+import { estimateWorkloadCost } from '../advice/workload-cost.ts';
 import { costsFromBenchmark, publishedCosts } from '../advice/workload-costs.ts';
 import type { BenchmarkService } from '../bench/service.ts';
 import type { BenchmarkResult } from '../domain/benchmark.ts';

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import {
-  estimateWorkloadCost,
-  MIN_BUSY_SHARE,
-  type PlanCosts,
-  rampLossAt,
-  wakeCostAt,
-} from '../../src/advice/workload-cost.ts';
+import { type PlanCosts, rampLossAt, wakeCostAt } from '../../src/advice/plan-losses.ts';
+import { estimateWorkloadCost, MIN_BUSY_SHARE } from '../../src/advice/workload-cost.ts';
 import { TOO_LITTLE_WORK, type WorkloadObservation } from '../../src/domain/workload.ts';
 
 const observation = (

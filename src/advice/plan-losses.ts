@@ -1,0 +1,202 @@
+/**
+ * A plan's measured costs (per idle gap: the wake-up cost, the time bursts of work lose while the
+ * clock ramps up, from the bursts after idle and the request stream) and the losses read from them
+ * at any gap and amount of work: linear in log(gap) between the gaps measured, each measurement held
+ * rising with the gap. Pure functions; the workload model (workload-cost.ts) builds on them.
+ */
+import type { WorkloadEstimate } from '../domain/workload.ts';
+
+/** A cost with its range, in us. */
+export interface Range {
+  mid: number;
+  low: number;
+  high: number;
+}
+
+/** The wake-up cost measured after one idle gap, above the cost after the shortest gap. */
+export interface WakePoint {
+  gapUs: number;
+  costUs: Range;
+}
+
+/**
+ * The clock ramp after one idle gap: the time a burst loses in all, how long the ramp lasts, and
+ * how much slower its first unit of work (`unitUs` long) runs, where a ramp is steepest.
+ */
+export interface RampPoint {
+  gapUs: number;
+  lossUs: Range;
+  rampUs: number;
+  /** First unit's time over warm, minus 1 (0 = not slowed). */
+  startSlowdown: Range;
+  unitUs: number;
+  /**
+   * The loss by the work done since the burst began (us of warm work, us lost so far), as the
+   * benchmark measured it; absent in results of earlier versions, where the loss is shaped from the
+   * first unit's slowdown and the ramp-up time instead.
+   */
+  curve?: { workUs: number; lossUs: Range }[];
+}
+
+/**
+ * Short requests one after another after the same gap: what each lost by its work (us of warm
+ * work, us lost), the clock in the state such a stream leaves it in.
+ */
+export interface StreamGap {
+  gapUs: number;
+  /** Smallest work first. */
+  points: { workUs: number; lossUs: Range }[];
+}
+
+export interface PlanCosts {
+  basis: WorkloadEstimate['basis'];
+  benchmarkId?: string;
+  /** Shortest gap first; empty: the wake-up half is taken from the states' exit latencies. */
+  wake: WakePoint[];
+  /** Shortest gap first; empty: no clock ramp known. */
+  ramp: RampPoint[];
+  /** Shortest gap first; absent or empty: no request stream measured (results of earlier versions). */
+  stream?: StreamGap[];
+}
+
+/**
+ * Where a gap falls among a measurement's gaps (shortest first): between points i and i + 1 at t
+ * of the way in log(gap), at the last point beyond it, or below the first at `under` (gap / first
+ * gap; else 1). i is -1 without points.
+ */
+interface Position {
+  i: number;
+  t: number;
+  under: number;
+}
+
+export const positionOf = (points: readonly { gapUs: number }[], gapUs: number): Position => {
+  if (!points.length) return { i: -1, t: 0, under: 1 };
+  const first = points[0]!.gapUs;
+  if (gapUs <= first) return { i: 0, t: 0, under: gapUs / first };
+  for (let i = 1; i < points.length; i++) {
+    const b = points[i]!.gapUs;
+    if (gapUs <= b) {
+      const a = points[i - 1]!.gapUs;
+      return { i: i - 1, t: (Math.log(gapUs) - Math.log(a)) / (Math.log(b) - Math.log(a)), under: 1 };
+    }
+  }
+  return { i: points.length - 1, t: 0, under: 1 };
+};
+
+/**
+ * The measurement's values (one per gap) read at a position: linear in log(gap) between points,
+ * the last beyond them; below the first in proportion to the gap (`shrinks`, a clock that drops
+ * gradually) or 0.
+ */
+export const readAt = (at: Position, values: readonly number[], shrinks: boolean): number => {
+  if (at.i < 0) return 0;
+  const a = values[at.i]!;
+  if (at.under < 1) return shrinks ? a * at.under : 0;
+  return at.t ? a + at.t * (values[at.i + 1]! - a) : a;
+};
+
+export type Pick3 = keyof Range;
+
+/** The wake-up cost after a gap: 0 at and below the shortest gap measured (that floor no plan removes). */
+export const wakeCostAt = (costs: PlanCosts, gapUs: number, pick: Pick3): number =>
+  wakeCosts(costs, pick)(gapUs);
+
+/** wakeCostAt as a function of the gap, for one pick of the costs. */
+export const wakeCosts = (costs: PlanCosts, pick: Pick3): ((gapUs: number) => number) => {
+  const values = costs.wake.map((w) => w.costUs[pick]);
+  return (gapUs) => Math.max(0, readAt(positionOf(costs.wake, gapUs), values, false));
+};
+
+/** A piecewise-linear loss by work from (0, 0), held at its highest so far, flat beyond its last point. */
+const lossByWork = (points: readonly { workUs: number; lossUs: Range }[], workUs: number, pick: Pick3) => {
+  let beforeWork = 0;
+  let beforeLoss = 0;
+  for (const c of points) {
+    const loss = Math.max(beforeLoss, c.lossUs[pick], 0);
+    if (workUs <= c.workUs)
+      return c.workUs > beforeWork
+        ? beforeLoss + ((loss - beforeLoss) * (workUs - beforeWork)) / (c.workUs - beforeWork)
+        : loss;
+    beforeWork = c.workUs;
+    beforeLoss = loss;
+  }
+  return beforeLoss;
+};
+
+/**
+ * What one measured point of the ladder says a busy period of `busyUs` of work loses. From the
+ * loss curve: read at that much work (linear between its points, in proportion below the first,
+ * the whole burst's loss beyond the last), never less than at a shorter piece of work. Without one
+ * (results of earlier versions): the first unit runs slowed by the first unit's measured slowdown
+ * and the rest of the loss is spread over the rest of the ramp.
+ */
+const pointLoss = (p: RampPoint, busyUs: number, pick: Pick3): number => {
+  if (p.curve?.length) return lossByWork(p.curve, busyUs, pick);
+  const loss = Math.max(0, p.lossUs[pick]);
+  const start = Math.max(0, p.startSlowdown[pick]);
+  if (p.rampUs <= 0) return 0;
+  const unitUs = Math.min(p.unitUs, p.rampUs);
+  const head = start * Math.min(busyUs, unitUs);
+  const rest = Math.max(0, loss - start * unitUs);
+  const tail = p.rampUs > unitUs ? rest * Math.min(1, Math.max(0, busyUs - unitUs) / (p.rampUs - unitUs)) : 0;
+  return head + tail;
+};
+
+/**
+ * Each measured gap's value, fitted never to fall as the gap grows: a clock falls as far or
+ * further the longer it waits, so a smaller loss measured after a longer gap is the benchmark's
+ * noise (or a stop-and-go's luck), not the clock. The least-squares fit that never falls (pool
+ * adjacent violators: a run of values out of order is replaced by its mean), so one lucky or
+ * unlucky gap moves its neighbours a little instead of setting every longer gap.
+ */
+const rising = (n: number, value: (i: number) => number): number[] => {
+  // The blocks of pooled values so far, as a stack of their sums and counts.
+  const sums = new Float64Array(n);
+  const counts = new Int32Array(n);
+  let top = -1;
+  for (let i = 0; i < n; i++) {
+    top++;
+    sums[top] = value(i);
+    counts[top] = 1;
+    while (top > 0 && sums[top - 1]! / counts[top - 1]! > sums[top]! / counts[top]!) {
+      sums[top - 1] = sums[top - 1]! + sums[top]!;
+      counts[top - 1] = counts[top - 1]! + counts[top]!;
+      top--;
+    }
+  }
+  const out = new Array<number>(n);
+  for (let b = 0, i = 0; b <= top; b++) for (let k = 0; k < counts[b]!; k++) out[i++] = sums[b]! / counts[b]!;
+  return out;
+};
+
+/**
+ * The time a busy period of `busyUs` of work loses to the clock after a gap, the larger of what
+ * two measurements say, each held rising with the gap (rising) and interpolated in log(gap) between
+ * its gaps (below the shortest the loss shrinks in proportion to the gap, above the longest it
+ * stays):
+ * - the bursts after idle (pointLoss): a burst after a single gap, the clock as a long burst left it;
+ * - the request stream, for work up to its largest request: requests one after another after the
+ *   gap, the clock as short requests leave it (a governor that short bursts never raise keeps it
+ *   low from one to the next, which the bursts after idle, each after a long burst, cannot see).
+ */
+export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number => {
+  const { ladder, stream } = lossesAtGaps(costs, busyUs, pick);
+  return Math.max(
+    0,
+    readAt(positionOf(costs.ramp, gapUs), ladder, true),
+    readAt(positionOf(costs.stream ?? [], gapUs), stream, true),
+  );
+};
+
+/** Each measurement's losses at its own gaps for `busyUs` of work, held rising with the gap. */
+export const lossesAtGaps = (costs: PlanCosts, busyUs: number, pick: Pick3) => {
+  const stream = costs.stream ?? [];
+  return {
+    ladder: rising(costs.ramp.length, (i) => pointLoss(costs.ramp[i]!, busyUs, pick)),
+    stream: rising(stream.length, (i) => {
+      const points = stream[i]!.points;
+      return lossByWork(points, Math.min(busyUs, points[points.length - 1]?.workUs ?? 0), pick);
+    }),
+  };
+};
