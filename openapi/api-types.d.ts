@@ -596,6 +596,10 @@ export interface components {
             lossMs: number;
             /** @description p90 minus p10 of the same over the bursts (ms). */
             spreadMs: number;
+            /** @description Mean over the bursts of the same (ms): the loss to expect, where a median of a few bursts that each lose all or nothing reads one or the other (absent in results of earlier versions). */
+            meanLossMs?: number;
+            /** @description Standard deviation of the same over the bursts (ms). */
+            sdLossMs?: number;
         };
         /** @description Median, tail and worst case of one measured quantity. */
         BenchmarkPercentiles: {
@@ -2612,8 +2616,10 @@ export interface operations {
                      * @default false
                      */
                     force?: boolean;
-                    /** @description Replace the profile's idle gaps (ms, each 0 to 5000, at most 8), e.g. [50, 200, 1000]. */
+                    /** @description Replace the profile's idle gaps (ms, each 0 to 5000, at most 12), e.g. [50, 200, 1000]. */
                     idleGapsMs?: number[];
+                    /** @description How many times the idle gap ladder runs, 1 to 15 (default: the profile's, 2 for quick and 3 for standard): more gives steadier losses (a mean over more bursts) and takes about the sum of the gaps plus 60 ms a gap longer each time. */
+                    repetitions?: number;
                 };
             };
         };
@@ -2951,8 +2957,10 @@ export interface operations {
                      * @default false
                      */
                     force?: boolean;
-                    /** @description Replace the profile's idle gaps (ms, each 0 to 5000, at most 8), e.g. [50, 200, 1000]. */
+                    /** @description Replace the profile's idle gaps (ms, each 0 to 5000, at most 12), e.g. [50, 200, 1000]. */
                     idleGapsMs?: number[];
+                    /** @description How many times the idle gap ladder runs, 1 to 15 (default: the profile's, 2 for quick and 3 for standard): more gives steadier losses (a mean over more bursts) and takes about the sum of the gaps plus 60 ms a gap longer each time. */
+                    repetitions?: number;
                     /**
                      * @description Say which plans would be compared, changing nothing and measuring nothing.
                      * @default false

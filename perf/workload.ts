@@ -72,7 +72,15 @@ const { runs, calibration, throttlingProof, benchmarks } = await runWorkloadChec
   plans,
   workloads,
   restore: { rows: short ? 50_000 : 300_000, chunkBytes: 256 * 1024, waitMs: 50 },
-  benchmark: { profile: 'standard', force: true, idleGapsMs: [5, 10, 20, 30, 50, 100, 200, 1000] },
+  // Gaps about sqrt(2) apart where the workloads' idle gaps mostly fall (a few ms to ~100 ms), so the
+  // loss read between two of them is not a straight line across a clock's fall; the ladder run nine
+  // times, so that each gap's mean loss is one of 9 bursts, not a median of 3.
+  benchmark: {
+    profile: 'standard',
+    force: true,
+    idleGapsMs: [5, 7, 10, 14, 20, 28, 40, 57, 100, 200, 1000],
+    repetitions: 9,
+  },
   maxOthersShare: 0.15,
   retries: Math.max(0, Number(values.retries)),
   filler: !values['bare-quota'],

@@ -3,7 +3,9 @@
  * wake-up probe the cost above the shortest gap's, per idle gap of the burst ladder the time a
  * burst loses to the clock ramp, each with a range of two standard errors of its median. Without
  * a benchmark, the published exit latencies of the states in use stand in (the wake-up half only).
- * Where the benchmark measured its loss curve, each gap's loss by the work done comes with it.
+ * Where the benchmark measured its loss curve, each gap's loss by the work done comes with it: the
+ * mean over the bursts (the loss to expect) with two standard errors of it, or in results of
+ * earlier versions the median.
  */
 import type { BenchmarkResult } from '../domain/benchmark.ts';
 import type { PlanCosts, RampPoint, StreamGap, WakePoint } from './plan-losses.ts';
@@ -43,9 +45,14 @@ const rampPoints = (r: BenchmarkResult): RampPoint[] => {
     const fse = medianError(f.p90 - f.p10, Z_P10_P90, f.n);
     const slow = (ratio: number) => Math.max(0, ratio - 1);
     const rampUs = b.rampUpMs.median * 1000;
+    // The mean loss where the curve has it (the loss to expect, with two standard errors of a
+    // mean), else the median (results of earlier versions).
     const curve = b.lossCurve?.map((c) => {
-      const cse = medianError(c.spreadMs * 1000, Z_P10_P90, p.n);
-      const mid = c.lossMs * 1000;
+      const mean = c.meanLossMs !== undefined && c.sdLossMs !== undefined;
+      const cse = mean
+        ? (c.sdLossMs! * 1000) / Math.sqrt(Math.max(1, p.n))
+        : medianError(c.spreadMs * 1000, Z_P10_P90, p.n);
+      const mid = (mean ? c.meanLossMs! : c.lossMs) * 1000;
       return { workUs: c.units * unitUs, lossUs: { mid, low: mid - 2 * cse, high: mid + 2 * cse } };
     });
     return {

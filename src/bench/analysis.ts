@@ -169,24 +169,31 @@ const LOSS_POINTS = [1, 2, 3, 5, 8, 13, 20, 30, 60];
 
 /**
  * The time the bursts after one gap lost by each point (their first `units` units against as many
- * warm units), median and p10-p90 spread over the bursts; the last point is the whole burst. A
+ * warm units), median and p10-p90 spread over the bursts, and their mean and standard deviation
+ * (the loss to expect: a stop-and-go's bursts lose all or nothing, and a median of three reads
+ * one or the other); the last point is the whole burst. A
  * slowed clock's ramp, a step or a stop-and-go all show here as they are, where a ramp-up time
  * read from single units can miss them (a unit that fits between two stops runs at full speed).
  */
 export const lossCurve = (
   runs: readonly { times: readonly number[] }[],
   warmUnitMs: number,
-): { units: number; lossMs: number; spreadMs: number }[] => {
+): { units: number; lossMs: number; spreadMs: number; meanLossMs: number; sdLossMs: number }[] => {
   const length = Math.min(...runs.map((r) => r.times.length));
   if (!runs.length || !Number.isFinite(length) || length < 1) return [];
   const points = [...LOSS_POINTS.filter((k) => k < length), length];
   return points.map((units) => {
     const losses = runs.map((r) => sum(r.times.slice(0, units)) - units * warmUnitMs);
     const s = [...losses].sort((a, b) => a - b);
+    const mean = sum(losses) / losses.length;
+    const sd =
+      losses.length > 1 ? Math.sqrt(sum(losses.map((l) => (l - mean) ** 2)) / (losses.length - 1)) : 0;
     return {
       units,
       lossMs: round(quantile(s, 0.5)),
       spreadMs: round(quantile(s, 0.9) - quantile(s, 0.1)),
+      meanLossMs: round(mean),
+      sdLossMs: round(sd),
     };
   });
 };

@@ -78,6 +78,7 @@ export const benchPlan = (
   profile: BenchmarkProfile,
   threads: number,
   idleGapsMs?: readonly number[],
+  repetitions?: number,
 ): BenchPlan => {
   const base = profiles[profile];
   const gaps = idleGapsMs?.length ? [...new Set(idleGapsMs)].sort((a, b) => a - b) : base.idleGapsMs;
@@ -88,6 +89,7 @@ export const benchPlan = (
     profile,
     threads,
     idleGapsMs: gaps,
+    repetitions: repetitions ?? base.repetitions,
     streamGapsMs: streamGaps.length ? streamGaps : [Math.min(...gaps, MAX_STREAM_GAP_MS)],
   };
 };

@@ -43,6 +43,8 @@ export interface RunRequest {
   force?: boolean;
   /** Replaces the profile's idle gap ladder (ms). */
   idleGapsMs?: number[];
+  /** Replaces the profile's number of runs of the ladder. */
+  repetitions?: number;
 }
 
 export interface RunOptions {
@@ -191,7 +193,7 @@ export class BenchmarkService {
         },
         node: process.version,
       };
-      const plan = benchPlan(profile, threads, request.idleGapsMs);
+      const plan = benchPlan(profile, threads, request.idleGapsMs, request.repetitions);
       const cap = capMs(plan);
       const started = new Date();
       const t0 = performance.now();

@@ -87,6 +87,13 @@ export const LossPoint = z
       .number()
       .describe('Median over the bursts of their time for those units minus as many warm units (ms).'),
     spreadMs: z.number().describe('p90 minus p10 of the same over the bursts (ms).'),
+    meanLossMs: z
+      .number()
+      .optional()
+      .describe(
+        'Mean over the bursts of the same (ms): the loss to expect, where a median of a few bursts that each lose all or nothing reads one or the other (absent in results of earlier versions).',
+      ),
+    sdLossMs: z.number().optional().describe('Standard deviation of the same over the bursts (ms).'),
   })
   .meta({ id: 'BenchmarkLossPoint', description: 'Time lost after an idle gap by a point of the burst.' });
 

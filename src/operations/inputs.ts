@@ -71,9 +71,19 @@ export const benchmarkInput = z
     idleGapsMs: z
       .array(z.number().int().min(0).max(5000))
       .min(1)
-      .max(8)
+      .max(12)
       .optional()
-      .describe("Replace the profile's idle gaps (ms, each 0 to 5000, at most 8), e.g. [50, 200, 1000]."),
+      .describe("Replace the profile's idle gaps (ms, each 0 to 5000, at most 12), e.g. [50, 200, 1000]."),
+    repetitions: z
+      .number()
+      .int()
+      .min(1)
+      .max(15)
+      .optional()
+      .describe(
+        "How many times the idle gap ladder runs, 1 to 15 (default: the profile's, 2 for quick and 3 for standard): " +
+          'more gives steadier losses (a mean over more bursts) and takes about the sum of the gaps plus 60 ms a gap longer each time.',
+      ),
   })
   .strict();
 

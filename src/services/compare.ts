@@ -30,6 +30,7 @@ export interface CompareRequest {
   settleMs: number;
   threads?: number;
   idleGapsMs?: number[];
+  repetitions?: number;
   force: boolean;
   dryRun: boolean;
 }
@@ -150,7 +151,7 @@ const execute = async (
     };
   }
 
-  const bp = benchPlan(req.profile, req.threads ?? 1, req.idleGapsMs);
+  const bp = benchPlan(req.profile, req.threads ?? 1, req.idleGapsMs, req.repetitions);
   const deadlineMs = planned.length * (req.settleMs + capMs(bp) + 30_000);
   const deadline = AbortSignal.timeout(deadlineMs);
   // ctx.signal carries the service's shutdown already (runOperation links it).
@@ -182,6 +183,7 @@ const execute = async (
           force: req.force,
           ...(req.threads ? { threads: req.threads } : {}),
           ...(req.idleGapsMs ? { idleGapsMs: req.idleGapsMs } : {}),
+          ...(req.repetitions ? { repetitions: req.repetitions } : {}),
         },
         {
           signal,

@@ -66,6 +66,19 @@ describe('loss curve', () => {
     );
     // The one burst 10% slower lost 16.4 ms: p90 - p10 of [12, 12, 16.4].
     assert.ok(Math.abs(c[8]!.spreadMs - 3.52) < 1e-9, String(c[8]!.spreadMs));
+    // Their mean: (12 + 16.4 + 12) / 3, and the sample standard deviation of the three.
+    assert.ok(Math.abs(c[8]!.meanLossMs - 13.4667) < 1e-4, String(c[8]!.meanLossMs));
+    assert.ok(Math.abs(c[8]!.sdLossMs - 2.5403) < 1e-4, String(c[8]!.sdLossMs));
+  });
+  it('gives the loss to expect where bursts lose all or nothing: the mean, where the median reads one of them', () => {
+    // A stop-and-go whose first stop comes at once or only after the burst's third unit: one burst
+    // in three loses 4 ms by then, two lose nothing.
+    const late = Array.from({ length: 8 }, () => 1);
+    const early = [5, 1, 1, 1, 1, 1, 1, 1];
+    const c = lossCurve([{ times: late }, { times: early }, { times: late }], 1);
+    assert.equal(c[2]!.units, 3);
+    assert.equal(c[2]!.lossMs, 0);
+    assert.ok(Math.abs(c[2]!.meanLossMs - 4 / 3) < 1e-4, String(c[2]!.meanLossMs));
   });
   it('is empty without bursts and stops at the shortest burst', () => {
     assert.deepEqual(lossCurve([], 1), []);
@@ -180,5 +193,15 @@ describe('profiles', () => {
     assert.ok(estimateMs(standard) <= 20_000, `standard ${estimateMs(standard)} ms`);
     assert.ok(capMs(quick) > estimateMs(quick) && capMs(standard) > estimateMs(standard));
     assert.deepEqual(benchPlan('quick', 1, [300, 20, 300]).idleGapsMs, [20, 300]);
+  });
+  it('runs the ladder as often as asked, the cap growing with it', () => {
+    const standard = benchPlan('standard', 2);
+    const nine = benchPlan('standard', 2, undefined, 9);
+    assert.equal(standard.repetitions, 3);
+    assert.equal(nine.repetitions, 9);
+    // Six more runs of the ladder: each the sum of the gaps and a burst per gap.
+    const ladderMs = standard.idleGapsMs.reduce((s, g) => s + g + standard.burstUnits, 0);
+    assert.equal(estimateMs(nine) - estimateMs(standard), 6 * ladderMs);
+    assert.ok(capMs(nine) > estimateMs(nine));
   });
 });

@@ -145,6 +145,25 @@ describe('REST surface on the simulated backend', () => {
     await put({ plan: 'balanced' });
   });
 
+  it('a benchmark asked for more ladder runs or gaps than it takes gets 400, and nothing runs', async () => {
+    const bench = (body: unknown) =>
+      app.request('/v1/benchmarks', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    await expectProblem(await bench({ force: true, repetitions: 16 }), 400, 'invalid_input', /repetitions/);
+    await expectProblem(await bench({ force: true, repetitions: 0 }), 400, 'invalid_input', /repetitions/);
+    const thirteen = Array.from({ length: 13 }, (_, i) => (i + 1) * 10);
+    await expectProblem(
+      await bench({ force: true, idleGapsMs: thirteen }),
+      400,
+      'invalid_input',
+      /idleGapsMs/,
+    );
+    assert.equal(t.deps.bench.running, false);
+  });
+
   it('malformed JSON, wrong types, unknown fields and control characters get 400', async () => {
     await expectProblem(await put(undefined, '{"plan": '), 400, 'invalid_input', /not valid JSON/);
     await expectProblem(await put(undefined, '["balanced"]'), 400, 'invalid_input', /JSON object/);
