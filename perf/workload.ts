@@ -10,8 +10,8 @@
  * /v1/workload?cpus=<the workload's CPU> bracketing the run, its benchmark run under the same
  * emulation), and the goal: within +-30% or +-3 points of the work time's change, conditions ranked
  * alike, 0 +-3 points with no emulation. On two or more CPUs the database, its clients and the
- * product run on CPU 0 and the emulation's polling controller on the last CPU (under every plan,
- * none too), so that its wake-ups stay off the CPU whose pattern is the workload's.
+ * product run on CPU 0, and the emulation's polling controller and this script on the last CPU
+ * (under every plan, none too), so that their wake-ups stay off the CPU whose pattern is the workload's.
  *
  *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--short] [--retries 2] [--json out.json] [--backend simulated|linux] [--port 19050] [--bare-quota]
  *

@@ -121,12 +121,13 @@ const stopped = async (c: ChildProcess): Promise<void> => {
 
 /**
  * `controllerCpu`: the CPU the plan's controller runs on (its polling kept off the workload's
- * CPU). `filler: false` leaves the throttled CPU idle (the bare quota's stop-and-go).
+ * CPU); `workloadCpu`: the CPU the busy filler keeps busy (else the caller's). `filler: false`
+ * leaves the throttled CPU idle (the bare quota's stop-and-go).
  */
 export const planGroup = async (
   name: string,
   controllerCpu?: number,
-  { filler: withFiller = true }: { filler?: boolean } = {},
+  { filler: withFiller = true, workloadCpu }: { filler?: boolean; workloadCpu?: number } = {},
 ): Promise<PlanGroup> => {
   const cpuRoot = join(V1, 'cpu');
   const acctRoot = existsSync(join(cpuRoot, 'cpuacct.usage')) ? cpuRoot : join(V1, 'cpuacct');
@@ -186,9 +187,10 @@ export const planGroup = async (
         fillerFifo = join(fifoDir, 'rest');
         execFileSync('mkfifo', ['-m', '600', fillerFifo]);
         const script = join(import.meta.dirname, 'slow-clock-filler.py');
-        const f = spawn('python3', [script, fillerFifo, join(cpuDir, 'tasks')], {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
+        const fillerArgv = ['python3', script, fillerFifo, join(cpuDir, 'tasks')];
+        const [fillerCmd, ...fillerRest] =
+          workloadCpu === undefined ? fillerArgv : ['taskset', '-c', String(workloadCpu), ...fillerArgv];
+        const f = spawn(fillerCmd!, fillerRest, { stdio: ['ignore', 'pipe', 'inherit'] });
         filler = f;
         await started(f, 'the busy filler');
         await writeFile(join(restDir, 'cgroup.procs'), String(f.pid));

@@ -44,10 +44,22 @@ const ids = async (): Promise<{ uid: number; gid: number }> => {
   return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()) };
 };
 
-const asPostgres = (program: string, args: string[]): [string, string[]] => [
-  'setpriv',
-  ['--reuid', PG_USER, '--regid', PG_USER, '--init-groups', '--', join(PG_BIN, program), ...args],
-];
+/** A PostgreSQL program as the postgres user, on `cpu` alone when given. */
+const asPostgres =
+  (cpu?: number) =>
+  (program: string, args: string[]): [string, string[]] => {
+    const argv = [
+      '--reuid',
+      PG_USER,
+      '--regid',
+      PG_USER,
+      '--init-groups',
+      '--',
+      join(PG_BIN, program),
+      ...args,
+    ];
+    return cpu === undefined ? ['setpriv', argv] : ['taskset', ['-c', String(cpu), 'setpriv', ...argv]];
+  };
 
 /**
  * Creates the cluster under `parent` and starts the postmaster through `launch` (so the caller can
@@ -58,7 +70,10 @@ export const startCluster = async (o: {
   port: number;
   settings?: Record<string, string>;
   launch?: (command: string, args: string[]) => ChildProcess;
+  /** The CPU the server and every client program started through the cluster run on. */
+  cpu?: number;
 }): Promise<Cluster> => {
+  const asPostgresOn = asPostgres(o.cpu);
   const { uid, gid } = await ids();
   await mkdir(o.parent, { recursive: true });
   const dir = await mkdtemp(join(o.parent, 'pg-'));
@@ -85,7 +100,7 @@ export const startCluster = async (o: {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const [cmd, initArgs] = asPostgres('initdb', [
+    const [cmd, initArgs] = asPostgresOn('initdb', [
       '-D',
       data,
       '-A',
@@ -112,7 +127,7 @@ export const startCluster = async (o: {
       logging_collector: 'off',
       ...o.settings,
     };
-    const [pm, pmArgs] = asPostgres('postgres', [
+    const [pm, pmArgs] = asPostgresOn('postgres', [
       '-D',
       data,
       ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v.replace(/^''$/, '')}`]),
@@ -125,7 +140,7 @@ export const startCluster = async (o: {
       log = (log + d).slice(-4000);
     });
     const client: Cluster['client'] = async (program, args, timeoutMs = 600_000) => {
-      const [c, a] = asPostgres(program, args);
+      const [c, a] = asPostgresOn(program, args);
       const r = await runProcess(c, a, { env, timeoutMs });
       return { code: r.code ?? 1, stdout: r.stdout, stderr: r.stderr };
     };
@@ -141,7 +156,7 @@ export const startCluster = async (o: {
       port: o.port,
       pid: postmaster.pid ?? 0,
       client,
-      clientCommand: asPostgres,
+      clientCommand: asPostgresOn,
       stop,
     };
   } catch (e) {

@@ -44,9 +44,9 @@ export interface RunOptions {
   maxOthersShare: number;
   retries: number;
   /**
-   * CPUs to keep apart: the database, its clients and the product on `workload`, the emulated
-   * plan's polling controller on `controller` (its thousands of wake-ups a second are no part of
-   * the workload the product observes CPU by CPU). Absent: no pinning.
+   * CPUs to keep apart: the database, its clients, the busy filler and the product on `workload`,
+   * the emulated plan's polling controller and this script on `controller` (their wake-ups are no
+   * part of the workload the product observes CPU by CPU). Absent: no pinning.
    */
   cpus?: { workload: number; controller: number };
   /** false: no busy filler while throttled (the bare quota's stop-and-go; emulation.ts). */
@@ -130,10 +130,11 @@ export const runWorkloadCheck = async (
   /** The benchmarks the estimates used, by id (their costs, for a model read again offline). */
   benchmarks: Record<string, unknown>;
 }> => {
-  // Every process started from here on (cluster, clients, product) inherits this affinity.
+  // The product inherits this affinity; the cluster, its clients and the busy filler are placed explicitly.
   if (o.cpus) execFileSync('taskset', ['-a', '-p', '-c', String(o.cpus.workload), String(process.pid)]);
   const group = await planGroup(`powerplan-workload-${process.pid}`, o.cpus?.controller, {
     filler: o.filler ?? true,
+    ...(o.cpus ? { workloadCpu: o.cpus.workload } : {}),
   });
   /** This script's CPU, the product's and the emulation's own processes' (not the rest of the machine). */
   const ourCpuMs = async (p: Product) =>
@@ -154,9 +155,18 @@ export const runWorkloadCheck = async (
   const stateDir = join(work, 'powerplan');
   await mkdir(stateDir, { mode: 0o700 });
   try {
-    cluster = await startCluster({ parent: work, port: o.pgPort });
+    cluster = await startCluster({
+      parent: work,
+      port: o.pgPort,
+      ...(o.cpus ? { cpu: o.cpus.workload } : {}),
+    });
     await group.adopt(cluster.pid);
     product = await startProduct({ stateDir, port: o.productPort, backend: o.backend });
+    // This script moves beside the controller: its own waking (the paced restore's polling of the
+    // processes' states every millisecond, its reads of the product) is no part of the workload the
+    // product observes on its CPU, where a restore feeding from storage has no such poller. What it
+    // starts from here on is placed explicitly: the clients with the cluster, the filler with the group.
+    if (o.cpus) execFileSync('taskset', ['-a', '-p', '-c', String(o.cpus.controller), String(process.pid)]);
     const calibration: Calibration = { rows: {}, cpuMsPerQuery: {} };
     // Under no emulation, its controller polling as in every run (the machine as the runs see it).
     const calibrating = await group.apply(o.plans.find((pl) => !pl.ramp) ?? { ...PLANS[0]!, ramp: null });

@@ -113,7 +113,9 @@ export const MIN_WORK_COVERAGE = 1 / 3;
  * writer waking for 100 us) ride along in the busy time and end no idle gap for a clock, and
  * counted as bursts they would cut the gaps and the work per burst the model sees (a 10 ms query
  * at 5 a second came to 7-12 bursts a second). Otherwise (work made of short requests only) each
- * process counts its CPU time in units of WORK_UNIT_US where its bursts are shorter. A process new since the last read, or a pid reused, did
+ * process counts its CPU time in units of WORK_UNIT_US where its bursts are shorter. "Most" is
+ * of the work of the processes that went to sleep at all: one that only ran (a batch job, a
+ * spinner, preempted but never waiting) ends no gap either way. A process new since the last read, or a pid reused, did
  * all of its counting in the window; one that only began to be watched, though it started before
  * the last read, is left out, and so is one that last ran on a CPU not observed. Null when either
  * read has no process counters.
@@ -142,7 +144,9 @@ const taskBursts = (
     if (run <= 0) continue;
     runUs += run;
     const c = sums.get(t.cpu) ?? { longRun: 0, longSleeps: 0, allRun: 0, units: 0 };
-    c.allRun += run;
+    // A process that never went to sleep in the window (a batch job, a spinner: preempted, never
+    // waiting) ended no idle gap and has no bursts to weigh: its work is no side of the choice.
+    if (sleeps > 0) c.allRun += run;
     c.units += Math.min(sleeps, run / WORK_UNIT_US);
     if (sleeps > 0 && run / sleeps >= WORK_UNIT_US) {
       c.longRun += run;

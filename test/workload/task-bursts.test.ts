@@ -187,6 +187,26 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     assert.equal(observe(before, mixed, 'previous-read').workBurstsPerSecond, 60.2);
   });
 
+  it('a process that never sleeps (a batch job, preempted only) does not tip the count: the long bursts still do most of the work that waits', () => {
+    // Over 10 s: a backend of 50 bursts of 2.5 ms, a client of 100 blips, and a spinner that ran
+    // 300 ms without ever going to sleep (more than the backend and the client together).
+    const before = snap(10, 0, 0, [
+      { pid: 10, runUs: 0, sleeps: 0, cpu: 0 },
+      { pid: 11, runUs: 0, sleeps: 0, cpu: 0 },
+      { pid: 12, runUs: 0, sleeps: 0, cpu: 0 },
+    ]);
+    const after = snap(20, 400, 428_000, [
+      { pid: 10, runUs: 125_000, sleeps: 50, cpu: 0 },
+      { pid: 11, runUs: 3000, sleeps: 100, cpu: 0 },
+      { pid: 12, runUs: 300_000, sleeps: 0, cpu: 0 },
+    ]);
+    // The backend's 50 bursts, not 50 + 3 units of the client's blips.
+    assert.equal(observe(before, after, 'previous-read').workBurstsPerSecond, 5);
+    // The same spinner sleeping once in the window is a process of long bursts of its own.
+    const sleeping = snap(20, 400, 428_000, [after.tasks![0]!, after.tasks![1]!, { ...after.tasks![2]!, sleeps: 1 }]);
+    assert.equal(observe(before, sleeping, 'previous-read').workBurstsPerSecond, 5.1);
+  });
+
   it("a process watched only since it took a newer one's place sits the window out; one started in the window counts whole", () => {
     const before = snap(10, 0, 0, [{ pid: 50, runUs: 0, sleeps: 0, cpu: 0 }]);
     const after = snap(20, 1000, 500_000, [
