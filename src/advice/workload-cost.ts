@@ -29,6 +29,14 @@ const avg = (gaps: readonly number[], f: (g: number) => number) =>
   gaps.reduce((s, g) => s + f(g), 0) / gaps.length;
 
 /**
+ * The busy time per second (us) over the CPUs observed, on the base of their busy shares (a share
+ * of each CPU's time, which the per-CPU patterns are taken on too), not busySeconds over the
+ * window: where a CPU's counters fall behind the clock the two part, and a ramp taken on one base
+ * and the work on the other put 392% for 234%.
+ */
+const busyPerSecond = (o: WorkloadObservation): number => (o.busyShare ?? 0) * o.cpus * 1e6;
+
+/**
  * One CPU's pattern over the window, per second: its wake-ups, its idle time, its busy time and
  * the bursts of work that end its idle gaps (the work's own bursts where the processes were read,
  * else its wake-ups). The clock ramps per core, and a mean over CPUs mixes a busy core's short gaps
@@ -50,10 +58,9 @@ interface CpuPattern {
  * to end a gap.
  */
 const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
-  const window = o.windowSeconds;
   const withBursts = o.workBurstsPerSecond !== null && o.workBurstsPerSecond !== undefined;
   const totalEntries = o.idleEntriesPerSecond ?? 0;
-  const totalBusy = ((o.busySeconds ?? 0) * 1e6) / window;
+  const totalBusy = busyPerSecond(o);
   const totalIdle = (o.meanIdlePeriodUs ?? 0) * totalEntries;
   const totalBursts = withBursts ? (o.workBurstsPerSecond ?? 0) : totalEntries;
   const listed = o.perCpu.flatMap((c) =>
@@ -154,7 +161,7 @@ const totals = (
   shape: 'exponential' | 'mean',
   floor?: { costs: PlanCosts; pick: Pick3 },
 ): Totals => {
-  const busyPerSecondUs = ((o.busySeconds ?? 0) * 1e6) / o.windowSeconds;
+  const busyPerSecondUs = busyPerSecond(o);
   const wake = wakeHalf(o, costs, pick, shape);
   let ramp = 0;
   let floorRamp = 0;

@@ -387,6 +387,14 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     assert.ok(e.rampPercent > 95 && e.rampPercent < 125, `${e.rampPercent}%`);
   });
 
+  it('takes the work on the same base as the ramp: the busy share, however far busySeconds over the window falls behind it', () => {
+    const o = pattern(5, 2500, 60, fast);
+    const e = estimateWorkloadCost(o, fast).estimate!;
+    // The CPU's counters behind the clock: a tenth less busy time over the same window.
+    const behind = estimateWorkloadCost({ ...o, busySeconds: (o.busySeconds ?? 0) * 0.9 }, fast).estimate!;
+    assert.equal(behind.addedPercent, e.addedPercent);
+  });
+
   it('carries the clock from burst to burst: short bursts that never finish the ramp keep it low through short gaps', () => {
     // 40 queries of 2.5 ms a second (gaps of ~22 ms, about 40% beyond 20 ms). The step clock needs
     // 10 ms of work to come up: once a long gap has let it fall, every query runs at a quarter

@@ -252,6 +252,17 @@ describe('idle readers that hold on every kernel', () => {
     assert.equal(one.cpuSet, '1');
     assert.equal(one.cpus, 1);
     assert.equal(one.busySeconds, 2);
+    // /proc/stat's idle falling behind (CPU 0 counting 7 s of its 9 s idle, as under a quota that
+    // holds a group back): its busy share is of its busy time and the idle its states counted, 1 s
+    // of 10 s, not of /proc/stat's short total (1 s of 8 s).
+    const lagging = {
+      ...after,
+      cpus: after.cpus.map((c) => (c.cpu === 0 ? { ...c, idleUs: 7e6, totalUs: 8e6 } : c)),
+    };
+    const lag = observe(before, lagging, 'previous-read', [0]);
+    assert.equal(lag.busyShare, 0.1);
+    assert.equal(lag.perCpu[0]!.busyShare, 0.1);
+    assert.equal(lag.busySeconds, 1);
   });
 
   it('a CPU whose counters went back (hot-plug, reset) is left out of the window, not read as negative', async () => {
