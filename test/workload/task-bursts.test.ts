@@ -203,7 +203,11 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     // The backend's 50 bursts, not 50 + 3 units of the client's blips.
     assert.equal(observe(before, after, 'previous-read').workBurstsPerSecond, 5);
     // The same spinner sleeping once in the window is a process of long bursts of its own.
-    const sleeping = snap(20, 400, 428_000, [after.tasks![0]!, after.tasks![1]!, { ...after.tasks![2]!, sleeps: 1 }]);
+    const sleeping = snap(20, 400, 428_000, [
+      after.tasks![0]!,
+      after.tasks![1]!,
+      { ...after.tasks![2]!, sleeps: 1 },
+    ]);
     assert.equal(observe(before, sleeping, 'previous-read').workBurstsPerSecond, 5.1);
   });
 
