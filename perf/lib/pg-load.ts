@@ -92,8 +92,8 @@ export const makeDump = async (cluster: Cluster, rows: number): Promise<string> 
   const dump = await cluster.client('pg_dump', ['-Fc', '-Z0', '-f', path, 'source']);
   if (dump.code !== 0) throw new Error(`pg_dump failed: ${dump.stderr}`);
   // The table's dirty buffers written now, and the files to disk, so that no background writer
-  // does it during the first benchmark (its losses under no emulation, the platform's, were up to
-  // 5 ms a burst where the later ones under no emulation lost 0.1-0.7 ms).
+  // does it during the first benchmark, which runs next and whose losses under no emulation stand
+  // for the platform's.
   const flushed = await cluster.client('psql', ['-q', '-v', 'ON_ERROR_STOP=1', '-c', 'CHECKPOINT']);
   if (flushed.code !== 0) throw new Error(`checkpoint failed: ${flushed.stderr}`);
   execFileSync('sync');

@@ -45,7 +45,7 @@ describe('compare_power_plans (simulated backend)', () => {
     const out = ComparisonResult.parse(
       await runOperation(
         compare,
-        { settleMs: 10, threads: 1, idleGapsMs: [20], force: true },
+        { settleMs: 10, threads: 1, idleGapsMs: [20], repetitions: 1, force: true },
         contextOf(t.deps, { progress: (p) => progress.push(p.progress) }),
       ),
     );
@@ -63,6 +63,9 @@ describe('compare_power_plans (simulated backend)', () => {
     for (const r of out.results) {
       const stored = await t.deps.bench.get(r.benchmarkId);
       assert.equal(stored.environment.activePlan?.plan?.id, r.plan.id, 'each benchmark ran under its plan');
+      // The ladder as asked: once, one gap.
+      assert.equal(stored.repetitions, 1);
+      assert.equal(stored.phases.burstsAfterIdle.length, 1);
     }
     assert.equal(out.restored, true);
     await assertRestored(t);
