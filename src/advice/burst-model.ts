@@ -79,8 +79,8 @@ const raiseWorkUs = (costs: PlanCosts, pick: Pick3): number => {
  * then asked for each amount of work the search tries), the clock's state carried
  * from one burst to the next: after a gap `g` the clock is down by d(g) = loss(g) / loss after the
  * longest gap (the share of its whole fall), and a burst raises it again only when it has as much
- * work as the ramp takes (raiseWorkUs; with exponential bursts of mean `workUs` the chance
- * exp(-R / workUs), with every burst at its mean all or nothing). So the clock at a burst's start
+ * work as the ramp takes (raiseWorkUs; with `bursts` equal, every one at its mean `workUs`, all or
+ * nothing; exponential, the chance exp(-R / workUs)). So the clock at a burst's start
  * is down by s = max(d(g), s_before x (1 - raise)): a governor that short bursts never raise stays
  * low through the short gaps between them once a long gap has let it fall, as a server answering
  * short queries sees it. The mean is found by iterating that to its fixed point; with every burst
@@ -90,7 +90,7 @@ export const burstModel = (
   costs: PlanCosts,
   gaps: readonly { gapUs: number; weight: number }[],
   pick: Pick3,
-  shape: 'exponential' | 'mean',
+  bursts: 'equal' | 'exponential',
   carried: boolean,
 ): ((workUs: number) => number) => {
   // Shortest gap first, so that the clock's fall d(g), which grows with the gap, comes sorted.
@@ -110,7 +110,7 @@ export const burstModel = (
       shares[k] = down > 0 ? Math.min(1, d / down) : 0;
     }
     if (down <= 0 || !carried) return mean;
-    const raise = shape === 'mean' ? (workUs >= r ? 1 : 0) : Number.isFinite(r) ? Math.exp(-r / workUs) : 0;
+    const raise = bursts === 'equal' ? (workUs >= r ? 1 : 0) : Number.isFinite(r) ? Math.exp(-r / workUs) : 0;
     return clockDown(weights, shares, 1 - raise) * down;
   };
 };

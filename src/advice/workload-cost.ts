@@ -160,6 +160,7 @@ const totals = (
   pick: Pick3,
   shape: 'exponential' | 'mean',
   floor?: { costs: PlanCosts; pick: Pick3 },
+  bursts: 'equal' | 'exponential' = 'equal',
 ): Totals => {
   const busyPerSecondUs = busyPerSecond(o);
   const wake = wakeHalf(o, costs, pick, shape);
@@ -177,10 +178,10 @@ const totals = (
     // Counted by wake-ups a burst's work is the busy time spread over blips too: it says nothing of
     // whether a burst finished the ramp, so each is taken to pay for its own gap.
     const carried = c.workBursts;
-    const work = workOf(burstModel(costs, gaps, pick, shape, carried), busyUs);
+    const work = workOf(burstModel(costs, gaps, pick, bursts, carried), busyUs);
     ramp += c.burstsPerSecond * (busyUs - work);
     if (floor)
-      floorRamp += c.burstsPerSecond * burstModel(floor.costs, gaps, floor.pick, shape, carried)(work);
+      floorRamp += c.burstsPerSecond * burstModel(floor.costs, gaps, floor.pick, bursts, carried)(work);
   }
   return {
     wakeUs: wake,
@@ -264,9 +265,10 @@ export const whyNoEstimate = (o: WorkloadObservation, costs: PlanCosts): string 
 };
 
 /**
- * The estimate: the middle from the middle costs with exponential idle periods; the range from
- * the low and high costs and both shapes of the distribution (all periods equal to the mean, or
- * memoryless), whichever is lower or higher. With a benchmark under a performance plan
+ * The estimate: the middle from the middle costs with exponential idle periods and a CPU's bursts
+ * equal in work (the queries of one workload: whether a burst brings the clock up is then the same
+ * for each); the range from the low and high costs, both shapes of the distribution (all periods
+ * equal to the mean, or memoryless) and bursts of exponential work, whichever is lower or higher. With a benchmark under a performance plan
  * (`performance`; the plan's own when it is one) the ramp that plan still shows is the platform's:
  * it is left out of addedPercent and given as platformPercent, and recoverablePercent is what
  * switching to it would take off.
@@ -281,9 +283,15 @@ export const estimateWorkloadCost = (
   const floor = (pick: Pick3) => (performance ? { costs: performance, pick } : undefined);
   const planTotals = totals(o, costs, 'mid', 'exponential', floor('mid'));
   const mid = shares(planTotals);
+  // The other ends: every gap at its mean, and bursts of exponential work (a burst raising the
+  // clock by chance, exp(-R / work), where the middle takes them equal, all at their mean).
+  const shapes = [
+    ['exponential', 'exponential'],
+    ['mean', 'equal'],
+  ] as const;
   const range = (pick: Pick3, floorPick: Pick3) =>
-    (['exponential', 'mean'] as const).map(
-      (shape) => shares(totals(o, costs, pick, shape, floor(floorPick))).percent,
+    [['exponential', 'equal'] as const, ...shapes].map(
+      ([gaps, bursts]) => shares(totals(o, costs, pick, gaps, floor(floorPick), bursts)).percent,
     );
   // The platform's ramp taken from the same benchmark as the plan's (a performance plan in force)
   // is the same measurement: its noise cancels, so both ends read it alike.

@@ -395,6 +395,19 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     assert.equal(behind.addedPercent, e.addedPercent);
   });
 
+  it("takes a CPU's bursts as equal in work: bursts past the ramp each raise the clock, and exponential bursts are the range's end", () => {
+    // 25 queries of 15 ms a second on the step clock (up after 10 ms of work, its loss 30 ms): gaps
+    // of ~25 ms, about half of them long enough for it to fall.
+    const o = pattern(25, 15_000, 0, step);
+    const e = estimateWorkloadCost(o, step).estimate!;
+    // Every burst raises the clock: each pays for its own gap only, as when nothing is carried.
+    const own = estimateWorkloadCost(withoutBursts(o), step).estimate!;
+    assert.ok(Math.abs(e.rampPercent - own.rampPercent) < 1, `${e.rampPercent}% against ${own.rampPercent}%`);
+    // Exponential bursts of that mean reach the ramp's 10 ms only half the time (exp(-10/15) = 0.51):
+    // the clock stays down through more short gaps, the range's high end.
+    assert.ok(e.high > e.addedPercent * 1.3, `${e.addedPercent}% (${e.low}-${e.high})`);
+  });
+
   it('carries the clock from burst to burst: short bursts that never finish the ramp keep it low through short gaps', () => {
     // 40 queries of 2.5 ms a second (gaps of ~22 ms, about 40% beyond 20 ms). The step clock needs
     // 10 ms of work to come up: once a long gap has let it fall, every query runs at a quarter
