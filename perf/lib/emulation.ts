@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuMsOrZero, repoRoot } from './processes.ts';
+import { cpuMsOrZero, onCpu, repoRoot } from './processes.ts';
 
 export interface EmulatedPlan {
   name: string;
@@ -187,9 +187,10 @@ export const planGroup = async (
         fillerFifo = join(fifoDir, 'rest');
         execFileSync('mkfifo', ['-m', '600', fillerFifo]);
         const script = join(import.meta.dirname, 'slow-clock-filler.py');
-        const fillerArgv = ['python3', script, fillerFifo, join(cpuDir, 'tasks')];
-        const [fillerCmd, ...fillerRest] =
-          workloadCpu === undefined ? fillerArgv : ['taskset', '-c', String(workloadCpu), ...fillerArgv];
+        const [fillerCmd, ...fillerRest] = onCpu(
+          ['python3', script, fillerFifo, join(cpuDir, 'tasks')],
+          workloadCpu,
+        );
         const f = spawn(fillerCmd!, fillerRest, { stdio: ['ignore', 'pipe', 'inherit'] });
         filler = f;
         await started(f, 'the busy filler');
@@ -215,9 +216,7 @@ export const planGroup = async (
       // node --import tsx, not tsx's CLI: no relaying parent between the signal and the controller.
       const script = join(import.meta.dirname, 'ramp-controller.ts');
       const argv = [process.execPath, '--import', 'tsx', script, JSON.stringify(args)];
-      // taskset runs the command in its own process (exec), so the pid and signals stay the controller's.
-      const [cmd, ...rest] =
-        controllerCpu === undefined ? argv : ['taskset', '-c', String(controllerCpu), ...argv];
+      const [cmd, ...rest] = onCpu(argv, controllerCpu);
       const c = spawn(cmd!, rest, {
         cwd: repoRoot,
         stdio: ['ignore', 'pipe', 'inherit'],

@@ -12,6 +12,7 @@ import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runProcess } from '../../scripts/lib/serve.mjs';
+import { onCpu } from './processes.ts';
 
 export const PG_BIN = '/usr/lib/postgresql/15/bin';
 export const PG_USER = 'postgres';
@@ -58,7 +59,8 @@ const asPostgres =
       join(PG_BIN, program),
       ...args,
     ];
-    return cpu === undefined ? ['setpriv', argv] : ['taskset', ['-c', String(cpu), 'setpriv', ...argv]];
+    const [cmd, ...rest] = onCpu(['setpriv', ...argv], cpu);
+    return [cmd!, rest];
   };
 
 /**

@@ -111,3 +111,10 @@ export const cpuMsOrZero = (
 
 /** USER_HZ: 100 on every Linux architecture Node runs on. */
 const CLOCK_TICKS = 100;
+
+/**
+ * A command line run on `cpu` alone when given: `taskset -c <cpu>` execs the command in its own
+ * process, so the pid and signals stay the command's.
+ */
+export const onCpu = (argv: readonly string[], cpu?: number): string[] =>
+  cpu === undefined ? [...argv] : ['taskset', '-c', String(cpu), ...argv];

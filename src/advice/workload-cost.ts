@@ -283,16 +283,15 @@ export const estimateWorkloadCost = (
   const floor = (pick: Pick3) => (performance ? { costs: performance, pick } : undefined);
   const planTotals = totals(o, costs, 'mid', 'exponential', floor('mid'));
   const mid = shares(planTotals);
-  // The other ends: every gap at its mean, and bursts of exponential work (a burst raising the
-  // clock by chance, exp(-R / work), where the middle takes them equal, all at their mean).
+  // The middle's shapes, every gap at its mean, and bursts of exponential work (a burst raising
+  // the clock by chance, exp(-R / work), where the middle takes them equal, all at their mean).
   const shapes = [
+    ['exponential', 'equal'],
     ['exponential', 'exponential'],
     ['mean', 'equal'],
   ] as const;
   const range = (pick: Pick3, floorPick: Pick3) =>
-    [['exponential', 'equal'] as const, ...shapes].map(
-      ([gaps, bursts]) => shares(totals(o, costs, pick, gaps, floor(floorPick), bursts)).percent,
-    );
+    shapes.map(([gaps, bursts]) => shares(totals(o, costs, pick, gaps, floor(floorPick), bursts)).percent);
   // The platform's ramp taken from the same benchmark as the plan's (a performance plan in force)
   // is the same measurement: its noise cancels, so both ends read it alike.
   const same =

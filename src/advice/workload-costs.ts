@@ -48,11 +48,12 @@ const rampPoints = (r: BenchmarkResult): RampPoint[] => {
     // The mean loss where the curve has it (the loss to expect, with two standard errors of a
     // mean), else the median (results of earlier versions).
     const curve = b.lossCurve?.map((c) => {
-      const mean = c.meanLossMs !== undefined && c.sdLossMs !== undefined;
-      const cse = mean
-        ? (c.sdLossMs! * 1000) / Math.sqrt(Math.max(1, p.n))
-        : medianError(c.spreadMs * 1000, Z_P10_P90, p.n);
-      const mid = (mean ? c.meanLossMs! : c.lossMs) * 1000;
+      const expected =
+        c.meanLossMs !== undefined && c.sdLossMs !== undefined
+          ? { loss: c.meanLossMs, se: c.sdLossMs / Math.sqrt(Math.max(1, p.n)) }
+          : { loss: c.lossMs, se: medianError(c.spreadMs, Z_P10_P90, p.n) };
+      const mid = expected.loss * 1000;
+      const cse = expected.se * 1000;
       return { workUs: c.units * unitUs, lossUs: { mid, low: mid - 2 * cse, high: mid + 2 * cse } };
     });
     return {

@@ -91,6 +91,13 @@ export const stats = (values: readonly number[], unit: string): Stats => {
 
 const sum = (xs: readonly number[]): number => xs.reduce((s, v) => s + v, 0);
 
+/** Mean and sample standard deviation (0 and 0 without values, sd 0 for one). */
+const meanSd = (xs: readonly number[]): { mean: number; sd: number } => {
+  const n = xs.length;
+  const mean = n ? sum(xs) / n : 0;
+  return { mean, sd: n > 1 ? Math.sqrt(sum(xs.map((x) => (x - mean) ** 2)) / (n - 1)) : 0 };
+};
+
 export const percentiles = (values: readonly number[], unit: string, digits = 2): Percentiles => {
   const s = [...values].sort((a, b) => a - b);
   return {
@@ -185,9 +192,7 @@ export const lossCurve = (
   return points.map((units) => {
     const losses = runs.map((r) => sum(r.times.slice(0, units)) - units * warmUnitMs);
     const s = [...losses].sort((a, b) => a - b);
-    const mean = sum(losses) / losses.length;
-    const sd =
-      losses.length > 1 ? Math.sqrt(sum(losses.map((l) => (l - mean) ** 2)) / (losses.length - 1)) : 0;
+    const { mean, sd } = meanSd(losses);
     return {
       units,
       lossMs: round(quantile(s, 0.5)),
@@ -257,8 +262,7 @@ export const analyze = (raw: RawRun, t: Thresholds = defaultThresholds): Analysi
   const requestStream = raw.stream?.map((r) => {
     const losses = r.times.map((t) => t - r.units * warmUnitMedian);
     const n = losses.length;
-    const mean = n ? sum(losses) / n : 0;
-    const sd = n > 1 ? Math.sqrt(losses.reduce((t, x) => t + (x - mean) ** 2, 0) / (n - 1)) : 0;
+    const { mean, sd } = meanSd(losses);
     return {
       idleGapMs: r.gapMs,
       units: r.units,

@@ -226,9 +226,10 @@ export const observe = (
     };
   });
   const perCpu: ObservedCpu[] = deltas
-    .map((c) => ({
+    .map((c) => ({ c, time: timeOf(c) }))
+    .map(({ c, time }) => ({
       cpu: c.cpu,
-      busyShare: c.busyUs !== null && timeOf(c) ? round(Math.min(c.busyUs / timeOf(c)!, 1), 4) : null,
+      busyShare: c.busyUs !== null && time ? round(Math.min(c.busyUs / time, 1), 4) : null,
       idleEntriesPerSecond: perSecond(c.entries),
       meanIdlePeriodUs: mean(idleOf(c), c.entries),
       workBurstsPerSecond: perSecond(burstsOf(c)),
