@@ -13,8 +13,10 @@
  * product run on CPU 0, and the emulation's polling controller and this script on the last CPU
  * (under every plan, none too), so that their wake-ups stay off the CPU whose pattern is the workload's.
  *
- *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--short] [--retries 2] [--json out.json] [--backend simulated|linux] [--port 19050] [--bare-quota]
+ *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--short] [--only <text>] [--retries 2] [--json out.json] [--backend simulated|linux] [--port 19050] [--bare-quota]
  *
+ * --only: the workloads whose name contains the text (e.g. `--only restore`, `--only "200 ms"`),
+ * to look at a few conditions again without the whole run's 20-odd minutes.
  * --bare-quota: no busy filler while the emulation throttles (the CPU idles between the quota's
  * slices instead of staying busy as under a slow clock; docs/BENCHMARK.md).
  *
@@ -38,13 +40,14 @@ const { values } = perfArgs(import.meta.filename, {
     json: { type: 'string' },
     retries: { type: 'string', default: '2' },
     'bare-quota': { type: 'boolean', default: false },
+    only: { type: 'string' },
   },
 });
 setPriority(-20);
 const short = values.short;
 const MID = 2.5;
 const HEAVY = 10;
-const workloads: Workload[] = short
+const all: Workload[] = short
   ? [{ name: `${MID} ms query, 25 ms mean gap`, kind: 'pgbench', cpuMs: MID, rate: 40 }]
   : [
       { name: `${MID} ms query, 5 ms mean gap`, kind: 'pgbench', cpuMs: MID, rate: 200 },
@@ -54,6 +57,13 @@ const workloads: Workload[] = short
       { name: `${HEAVY} ms query, 200 ms mean gap`, kind: 'pgbench', cpuMs: HEAVY, rate: 5 },
       { name: 'pg_restore, 256 KiB chunks, 50 ms storage waits', kind: 'restore' },
     ];
+const workloads = all.filter((w) => values.only === undefined || w.name.includes(values.only));
+if (!workloads.length) {
+  process.stderr.write(
+    `workload.ts: --only ${values.only}: no workload's name contains it (${all.map((w) => w.name).join('; ')})\n`,
+  );
+  process.exit(2);
+}
 const plans = short ? PLANS.filter((p) => p.name === NONE || p.name === 'slower ramp') : PLANS;
 const port = Number(values.port);
 

@@ -42,6 +42,16 @@ describe('perf scripts: the command line', () => {
     }
   });
 
+  it('perf:workload --only: a text no workload is named by is refused before anything starts', () => {
+    const r = tsx(join(perf, 'workload.ts'), '--only', 'nothing of the kind');
+    assert.equal(r.status, 2);
+    assert.match(
+      r.stderr,
+      /^workload\.ts: --only nothing of the kind: no workload's name contains it \(.*pg_restore/,
+    );
+    assert.equal(r.stdout, '', 'no header, no cluster');
+  });
+
   it('every script with options reads them through perfArgs, and documents an npm run line', () => {
     const scripts = readdirSync(perf).filter((f) => f.endsWith('.ts') && f !== 'server.ts');
     assert.ok(scripts.length >= 13);
