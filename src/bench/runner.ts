@@ -188,6 +188,7 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
             iterations,
             units,
             count: plan.streamRequests,
+            leadMs: plan.streamLeadMs,
           }),
         );
         stream.push({ gapMs, units, times: r.times });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import {
   analyze,
   coefficientOfVariation,
@@ -11,6 +12,7 @@ import {
 } from '../../src/bench/analysis.ts';
 import { busyPercents } from '../../src/bench/cpu-load.ts';
 import { benchPlan, capMs, estimateMs } from '../../src/bench/profiles.ts';
+import { CONTROL_WORDS, workerSource } from '../../src/bench/worker-source.ts';
 import { burstTimes, flatClock, noise, rampingClock, syntheticRun } from './clock-model.ts';
 
 describe('statistics', () => {
@@ -190,9 +192,22 @@ describe('profiles', () => {
     const quick = benchPlan('quick', 2);
     const standard = benchPlan('standard', 2);
     assert.ok(estimateMs(quick) <= 5_000, `quick ${estimateMs(quick)} ms`);
-    assert.ok(estimateMs(standard) <= 20_000, `standard ${estimateMs(standard)} ms`);
+    // About 20 s: 19.9 s, and 0.6 s more since the request stream's lead-in (150 ms per stream).
+    assert.ok(estimateMs(standard) <= 20_500, `standard ${estimateMs(standard)} ms`);
     assert.ok(capMs(quick) > estimateMs(quick) && capMs(standard) > estimateMs(standard));
     assert.deepEqual(benchPlan('quick', 1, [300, 20, 300]).idleGapsMs, [20, 300]);
+  });
+  it("leaves a stream's lead-in untimed, and counts it in the time estimate", () => {
+    const standard = benchPlan('standard', 2);
+    assert.equal(standard.streamLeadMs, 150);
+    const none = { ...standard, streamLeadMs: 0 };
+    // Per size and gap, the lead-in less the first request's gap and work, which it overlaps.
+    const lead = standard.streamUnits.reduce(
+      (s, u) => s + standard.streamGapsMs.reduce((t, g) => t + Math.max(0, 150 - (g + u)), 0),
+      0,
+    );
+    assert.equal(estimateMs(standard) - estimateMs(none), lead);
+    assert.ok(lead > 0);
   });
   it('runs the ladder as often as asked, the cap growing with it', () => {
     const standard = benchPlan('standard', 2);
@@ -203,5 +218,31 @@ describe('profiles', () => {
     const ladderMs = standard.idleGapsMs.reduce((s, g) => s + g + standard.burstUnits, 0);
     assert.equal(estimateMs(nine) - estimateMs(standard), 6 * ladderMs);
     assert.ok(capMs(nine) > estimateMs(nine));
+  });
+});
+
+describe('the request stream in the worker', () => {
+  const ask = (cmd: string, args: Record<string, unknown>) => {
+    const control = new SharedArrayBuffer(CONTROL_WORDS * 4);
+    const w = new Worker(workerSource, { eval: true, workerData: { control, index: 0 } });
+    return new Promise<{ times: number[] }>((resolve, reject) => {
+      w.once('message', (m: { ok: boolean; times: number[]; error?: string }) => {
+        void w.terminate();
+        if (m.ok) resolve(m);
+        else reject(new Error(m.error));
+      });
+      w.postMessage({ seq: 1, cmd, ...args });
+    });
+  };
+
+  it('times as many requests as asked, none that starts within the lead-in', async () => {
+    const t0 = performance.now();
+    const led = await ask('stream', { gapMs: 2, iterations: 10, units: 1, count: 4, leadMs: 80 });
+    const ledMs = performance.now() - t0;
+    assert.equal(led.times.length, 4);
+    // The untimed requests waited out the lead-in, and each timed one waited its gap after it.
+    assert.ok(ledMs >= 80 + 4 * 2, `${ledMs} ms`);
+    const bare = await ask('stream', { gapMs: 2, iterations: 10, units: 1, count: 4 });
+    assert.equal(bare.times.length, 4);
   });
 });
