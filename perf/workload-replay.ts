@@ -33,8 +33,8 @@ const recorded = JSON.parse(await readFile(file, 'utf8')) as {
 const PERFORMANCE = new Set(['high-performance', 'ultimate-performance']);
 const kindOf = (b: BenchmarkResult) => b.environment.activePlan?.plan?.kind ?? '';
 /**
- * The benchmark the product took for a performance plan's when it estimated with `b`: the newest
- * under one up to then (b itself under a performance plan), as the service looks it up.
+ * The benchmark under a performance plan for an estimate made with `b` where the recorded estimate
+ * names none: the newest under one up to b (b itself under a performance plan).
  */
 const performanceFor = (b: BenchmarkResult): BenchmarkResult | undefined =>
   PERFORMANCE.has(kindOf(b))
@@ -46,7 +46,10 @@ const runs: Run[] = recorded.runs.map((r) => {
   const b = recorded.benchmarks[r.benchmarkId];
   if (!b) return r;
   const o = r.read.observation as unknown as WorkloadObservation;
-  const floor = performanceFor(b);
+  // The performance plan's benchmark the live estimate took, where it names one (the newest at the
+  // read, which may have run after the plan's own); else the newest before the plan's.
+  const named = (r.read.estimate as { recoverableFrom?: string } | null | undefined)?.recoverableFrom;
+  const floor = (named ? recorded.benchmarks[named] : undefined) ?? performanceFor(b);
   const out = estimateWorkloadCost(o, costsFromBenchmark(b), floor ? costsFromBenchmark(floor) : undefined);
   if (values.verbose)
     console.log(
