@@ -48,7 +48,7 @@ const runs: Run[] = recorded.runs.map((r) => {
   const o = r.read.observation as unknown as WorkloadObservation;
   // The performance plan's benchmark the live estimate took, where it names one (the newest at the
   // read, which may have run after the plan's own); else the newest before the plan's.
-  const named = (r.read.estimate as { recoverableFrom?: string } | null | undefined)?.recoverableFrom;
+  const named = r.read.estimate?.recoverableFrom;
   const floor = (named ? recorded.benchmarks[named] : undefined) ?? performanceFor(b);
   const out = estimateWorkloadCost(o, costsFromBenchmark(b), floor ? costsFromBenchmark(floor) : undefined);
   if (values.verbose)

@@ -26,6 +26,8 @@ export interface WorkloadRead {
     addedUsPerWakeup: number;
     basis: string;
     benchmarkId?: string;
+    /** The performance plan's benchmark the platform's share was taken from. */
+    recoverableFrom?: string;
     [k: string]: unknown;
   };
   reason?: string | null;

@@ -196,7 +196,8 @@ export const observe = (
     return delta ? [delta] : [];
   });
   const busy = sum(deltas.map((c) => c.busyUs));
-  const total = sum(deltas.map(timeOf));
+  const times = deltas.map(timeOf);
+  const total = sum(times);
   const entries = sum(deltas.map((c) => c.entries));
   const idle = sum(deltas.map(idleOf));
   const perSecond = (n: number | null) => (n === null || windowS <= 0 ? null : round(n / windowS));
@@ -226,7 +227,7 @@ export const observe = (
     };
   });
   const perCpu: ObservedCpu[] = deltas
-    .map((c) => ({ c, time: timeOf(c) }))
+    .map((c, i) => ({ c, time: times[i] }))
     .map(({ c, time }) => ({
       cpu: c.cpu,
       busyShare: c.busyUs !== null && time ? round(Math.min(c.busyUs / time, 1), 4) : null,
