@@ -1325,6 +1325,8 @@ export interface components {
             meanIdlePeriodUs: number | null;
             /** @description Bursts of work per second on this CPU: its processes' sleeps (those of processes of bursts of 1 ms or more where they do most of its work, else each counting at most its share of 1 ms of CPU), at most the CPU's wake-ups; null where processes are not read. */
             workBurstsPerSecond?: number | null;
+            /** @description True where this CPU's work is counted in 1 ms units: no processes of bursts of 1 ms or more did most of it (work handed between processes in shorter turns, a client feeding a server), so the units are pieces of longer busy periods, and the estimate takes a unit after a gap too short for the clock to fall to go on with the ramp the unit before was on. Absent where processes are not read. */
+            workInUnits?: boolean;
         };
         /** @description One idle state over the observed window. */
         ObservedIdleState: {

@@ -3,7 +3,14 @@
  * gaps, the clock's state carried from burst to burst, and the work a busy period holds. Pure
  * functions over a plan's costs (plan-losses.ts); the workload model (workload-cost.ts) uses them.
  */
-import { lossesAtGaps, type Pick3, type PlanCosts, positionOf, readAt } from './plan-losses.ts';
+import {
+  lossesAfterLongestGap,
+  lossesAtGaps,
+  type Pick3,
+  type PlanCosts,
+  positionOf,
+  readAt,
+} from './plan-losses.ts';
 
 /** The search for the work ends within this share of the busy period, or after SEARCH_STEPS. */
 const SEARCH_TOLERANCE = 1e-4;
@@ -75,16 +82,29 @@ const raiseWorkUs = (costs: PlanCosts, pick: Pick3): number => {
 };
 
 /**
+ * How a CPU's bursts follow one another:
+ * - 'own': each is a burst of the work's own (a query): after a gap `g` the clock is down by
+ *   d(g) = loss(g) / loss after the longest gap (the share of its whole fall), and a burst raises
+ *   it again only when it has as much work as the ramp takes (raiseWorkUs; with `bursts` equal,
+ *   every one at its mean `workUs`, all or nothing; exponential, the chance exp(-R / workUs)). So
+ *   the clock at a burst's start is down by s = max(d(g), s_before x (1 - raise)): a governor that
+ *   short bursts never raise stays low through the short gaps between them once a long gap has let
+ *   it fall, as a server answering short queries sees it;
+ * - 'units': each is a unit of work counted out of longer busy periods (processes handing work to
+ *   each other in turns shorter than a unit, docs/ADVICE.md "Work bursts"): a unit after a gap
+ *   that did not let the clock fall goes on with the ramp where the unit before left it, and the
+ *   k-th unit since a fall loses L((k + 1) w) - L(k w) of the loss curve after the longest gap, k
+ *   geometric with the chance f of a fall (the mean of d(g)). Priced each on its own, a 1 ms
+ *   piece of a 5 ms busy period would pay what 1 ms of work loses at a ramp's start, not its part
+ *   of what the whole period loses.
+ */
+export type BurstsFollow = 'own' | 'units';
+
+/**
  * The mean loss of a burst of `workUs` after the gaps given (weighed; made once per CPU and costs,
- * then asked for each amount of work the search tries), the clock's state carried
- * from one burst to the next: after a gap `g` the clock is down by d(g) = loss(g) / loss after the
- * longest gap (the share of its whole fall), and a burst raises it again only when it has as much
- * work as the ramp takes (raiseWorkUs; with `bursts` equal, every one at its mean `workUs`, all or
- * nothing; exponential, the chance exp(-R / workUs)). So the clock at a burst's start
- * is down by s = max(d(g), s_before x (1 - raise)): a governor that short bursts never raise stays
- * low through the short gaps between them once a long gap has let it fall, as a server answering
- * short queries sees it. The mean is found by iterating that to its fixed point; with every burst
- * raising the clock it is the mean of d(g), each burst paying the loss after its own gap.
+ * then asked for each amount of work the search tries), the clock's state carried from burst to
+ * burst as `follow` says (BurstsFollow); with `carried` false, each burst paying the loss after its
+ * own gap (the mean of d(g) over the gaps, times the whole fall's loss).
  */
 export const burstModel = (
   costs: PlanCosts,
@@ -92,6 +112,7 @@ export const burstModel = (
   pick: Pick3,
   bursts: 'equal' | 'exponential',
   carried: boolean,
+  follow: BurstsFollow = 'own',
 ): ((workUs: number) => number) => {
   // Shortest gap first, so that the clock's fall d(g), which grows with the gap, comes sorted.
   const sorted = [...gaps].sort((a, b) => a.gapUs - b.gapUs);
@@ -100,6 +121,7 @@ export const burstModel = (
   const weights = Float64Array.from(sorted, (g) => g.weight);
   const r = raiseWorkUs(costs, pick);
   const shares = new Float64Array(sorted.length);
+  const afterFall = follow === 'units' ? lossAfterFall(costs, pick) : null;
   return (workUs) => {
     const { ladder, stream } = lossesAtGaps(costs, workUs, pick);
     const down = Math.max(0, ladder[ladder.length - 1] ?? 0, stream[stream.length - 1] ?? 0);
@@ -110,9 +132,84 @@ export const burstModel = (
       shares[k] = down > 0 ? Math.min(1, d / down) : 0;
     }
     if (down <= 0 || !carried) return mean;
+    if (afterFall) {
+      let fall = 0;
+      for (let k = 0; k < sorted.length; k++) fall += weights[k]! * shares[k]!;
+      return chainedLoss(afterFall, workUs, fall);
+    }
     const raise = bursts === 'equal' ? (workUs >= r ? 1 : 0) : Number.isFinite(r) ? Math.exp(-r / workUs) : 0;
     return clockDown(weights, shares, 1 - raise) * down;
   };
+};
+
+/** Points of the loss-after-a-fall curve read once per model, evenly spaced in work. */
+const FALL_CURVE_POINTS = 128;
+
+/**
+ * The loss after the longest gap as a function of the work (us), L(x): read from the costs at
+ * FALL_CURVE_POINTS points up to the most work any measurement holds, linear between them, and
+ * flat beyond (a burst longer than any measured loses what the longest did), so that a chain of
+ * units asks for it many times at the cost of a lookup; once per costs and pick (a WeakMap, the
+ * costs being read-only). Null where nothing was measured.
+ */
+interface FallCurve {
+  stepUs: number;
+  values: Float64Array;
+}
+const fallCurves = new WeakMap<PlanCosts, Partial<Record<Pick3, FallCurve | null>>>();
+const lossAfterFall = (costs: PlanCosts, pick: Pick3): FallCurve | null => {
+  const known = fallCurves.get(costs) ?? {};
+  fallCurves.set(costs, known);
+  if (known[pick] !== undefined) return known[pick];
+  const lastWork = (points: readonly { workUs: number }[] | undefined) =>
+    points?.[points.length - 1]?.workUs ?? 0;
+  const most = Math.max(
+    0,
+    ...costs.ramp.map((p) => (p.curve?.length ? lastWork(p.curve) : p.rampUs)),
+    ...(costs.stream ?? []).map((s) => lastWork(s.points)),
+  );
+  const stepUs = most / (FALL_CURVE_POINTS - 1);
+  const curve =
+    most > 0
+      ? {
+          stepUs,
+          values: lossesAfterLongestGap(
+            costs,
+            Float64Array.from({ length: FALL_CURVE_POINTS }, (_, i) => i * stepUs),
+            pick,
+          ),
+        }
+      : null;
+  known[pick] = curve;
+  return curve;
+};
+
+const readFall = (c: FallCurve, workUs: number): number => {
+  const at = workUs / c.stepUs;
+  const i = Math.floor(at);
+  if (i >= c.values.length - 1) return c.values[c.values.length - 1]!;
+  return c.values[i]! + (c.values[i + 1]! - c.values[i]!) * (at - i);
+};
+
+/**
+ * The mean loss of a unit of `workUs` in a chain of units that a fall starts with chance `fall`
+ * before each: sum over k >= 0 of fall (1 - fall)^k (L((k + 1) w) - L(k w)), which sums to
+ * fall^2 x sum over k >= 1 of (1 - fall)^(k - 1) L(k w); L is flat past the curve's end, where the
+ * rest of the sum is fall x L_end x (1 - fall)^(K - 1) in one step.
+ */
+const chainedLoss = (curve: FallCurve, workUs: number, fall: number): number => {
+  if (fall <= 0 || workUs <= 0) return 0;
+  const f = Math.min(1, fall);
+  const end = curve.stepUs * (curve.values.length - 1);
+  const last = curve.values[curve.values.length - 1]!;
+  let sum = 0;
+  let stay = 1;
+  let k = 1;
+  for (; k * workUs < end && stay > 1e-9; k++) {
+    sum += f * f * stay * readFall(curve, k * workUs);
+    stay *= 1 - f;
+  }
+  return sum + f * last * stay;
 };
 
 /**

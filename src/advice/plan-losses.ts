@@ -108,21 +108,40 @@ export const wakeCosts = (costs: PlanCosts, pick: Pick3): ((gapUs: number) => nu
   return (gapUs) => Math.max(0, readAt(positionOf(costs.wake, gapUs), values, false));
 };
 
-/** A piecewise-linear loss by work from (0, 0), held at its highest so far, flat beyond its last point. */
-const lossByWork = (points: readonly { workUs: number; lossUs: Range }[], workUs: number, pick: Pick3) => {
+/**
+ * A piecewise-linear loss by work from (0, 0), held at its highest so far, flat beyond its last
+ * point: its value at each of `works` (ascending), in one pass over the points.
+ */
+const lossesByWork = (
+  points: readonly { workUs: number; lossUs: Range }[],
+  works: ArrayLike<number>,
+  pick: Pick3,
+): Float64Array => {
+  const out = new Float64Array(works.length);
+  let i = 0;
   let beforeWork = 0;
   let beforeLoss = 0;
-  for (const c of points) {
-    const loss = Math.max(beforeLoss, c.lossUs[pick], 0);
-    if (workUs <= c.workUs)
-      return c.workUs > beforeWork
+  let loss = points.length ? Math.max(0, points[0]!.lossUs[pick]) : 0;
+  for (let j = 0; j < works.length; j++) {
+    const workUs = works[j]!;
+    while (i < points.length && workUs > points[i]!.workUs) {
+      beforeWork = points[i]!.workUs;
+      beforeLoss = loss;
+      i++;
+      if (i < points.length) loss = Math.max(beforeLoss, points[i]!.lossUs[pick], 0);
+    }
+    const c = points[i];
+    out[j] = !c
+      ? beforeLoss
+      : c.workUs > beforeWork
         ? beforeLoss + ((loss - beforeLoss) * (workUs - beforeWork)) / (c.workUs - beforeWork)
         : loss;
-    beforeWork = c.workUs;
-    beforeLoss = loss;
   }
-  return beforeLoss;
+  return out;
 };
+
+const lossByWork = (points: readonly { workUs: number; lossUs: Range }[], workUs: number, pick: Pick3) =>
+  lossesByWork(points, [workUs], pick)[0]!;
 
 /**
  * What one measured point of the ladder says a busy period of `busyUs` of work loses. From the
@@ -199,4 +218,37 @@ export const lossesAtGaps = (costs: PlanCosts, busyUs: number, pick: Pick3) => {
       return lossByWork(points, Math.min(busyUs, points[points.length - 1]?.workUs ?? 0), pick);
     }),
   };
+};
+
+/**
+ * The loss of a burst after a whole fall, at each of `works` (ascending): what lossesAtGaps holds
+ * at each measurement's longest gap, the larger of the two, read for many amounts of work at once
+ * (one pass over each loss curve rather than one per amount).
+ */
+export const lossesAfterLongestGap = (costs: PlanCosts, works: Float64Array, pick: Pick3): Float64Array => {
+  const ladder = costs.ramp.map((p) =>
+    p.curve?.length
+      ? lossesByWork(p.curve, works, pick)
+      : Float64Array.from(works, (w) => pointLoss(p, w, pick)),
+  );
+  // Flat beyond its last point, a stream's loss by work needs no cap at its largest request here.
+  const stream = (costs.stream ?? []).map((g) => lossesByWork(g.points, works, pick));
+  const out = new Float64Array(works.length);
+  for (let j = 0; j < works.length; j++) out[j] = Math.max(0, lastRising(ladder, j), lastRising(stream, j));
+  return out;
+};
+
+/**
+ * The last value of `rising` over the rows' j-th values without building the fit: the least-squares
+ * fit that never falls ends at the largest mean of a tail of the values (max over i of the mean of
+ * values i..n-1), the isotonic regression's max-min formula at its last point. 0 without rows.
+ */
+export const lastRising = (rows: readonly Float64Array[], j: number): number => {
+  let sum = 0;
+  let best = Number.NEGATIVE_INFINITY;
+  for (let i = rows.length - 1; i >= 0; i--) {
+    sum += rows[i]![j]!;
+    best = Math.max(best, sum / (rows.length - i));
+  }
+  return rows.length ? best : 0;
 };

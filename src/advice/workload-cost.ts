@@ -45,6 +45,8 @@ const busyPerSecond = (o: WorkloadObservation): number => (o.busyShare ?? 0) * o
 interface CpuPattern {
   /** Whether the bursts are the work's own (else wake-ups, blips included). */
   workBursts: boolean;
+  /** Whether they are units of work counted out of longer busy periods (ObservedCpu.workInUnits). */
+  inUnits: boolean;
   entriesPerSecond: number;
   idleUsPerSecond: number;
   busyUsPerSecond: number;
@@ -68,6 +70,7 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
       ? [
           {
             workBursts: withBursts,
+            inUnits: withBursts && c.workInUnits === true,
             entriesPerSecond: c.idleEntriesPerSecond,
             idleUsPerSecond: c.meanIdlePeriodUs * c.idleEntriesPerSecond,
             busyUsPerSecond: c.busyShare * 1e6,
@@ -80,6 +83,7 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
     return [
       {
         workBursts: withBursts,
+        inUnits: false,
         entriesPerSecond: totalEntries,
         idleUsPerSecond: totalIdle,
         busyUsPerSecond: totalBusy,
@@ -95,6 +99,7 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
   if (rest.cpus > 0 && rest.entriesPerSecond > 0 && rest.busyUsPerSecond >= 0)
     listed.push({
       workBursts: withBursts,
+      inUnits: false,
       entriesPerSecond: rest.entriesPerSecond,
       idleUsPerSecond: Math.max(0, rest.cpus * 1e6 - rest.busyUsPerSecond),
       busyUsPerSecond: rest.busyUsPerSecond,
@@ -178,10 +183,12 @@ const totals = (
     // Counted by wake-ups a burst's work is the busy time spread over blips too: it says nothing of
     // whether a burst finished the ramp, so each is taken to pay for its own gap.
     const carried = c.workBursts;
-    const work = workOf(burstModel(costs, gaps, pick, bursts, carried), busyUs);
+    const follow = c.inUnits ? 'units' : 'own';
+    const work = workOf(burstModel(costs, gaps, pick, bursts, carried, follow), busyUs);
     ramp += c.burstsPerSecond * (busyUs - work);
     if (floor)
-      floorRamp += c.burstsPerSecond * burstModel(floor.costs, gaps, floor.pick, bursts, carried)(work);
+      floorRamp +=
+        c.burstsPerSecond * burstModel(floor.costs, gaps, floor.pick, bursts, carried, follow)(work);
   }
   return {
     wakeUs: wake,

@@ -120,6 +120,12 @@ export const ObservedCpu = z
       .describe(
         "Bursts of work per second on this CPU: its processes' sleeps (those of processes of bursts of 1 ms or more where they do most of its work, else each counting at most its share of 1 ms of CPU), at most the CPU's wake-ups; null where processes are not read.",
       ),
+    workInUnits: z
+      .boolean()
+      .optional()
+      .describe(
+        "True where this CPU's work is counted in 1 ms units: no processes of bursts of 1 ms or more did most of it (work handed between processes in shorter turns, a client feeding a server), so the units are pieces of longer busy periods, and the estimate takes a unit after a gap too short for the clock to fall to go on with the ramp the unit before was on. Absent where processes are not read.",
+      ),
   })
   .meta({ id: 'ObservedCpu', description: 'One CPU over the observed window.' });
 export type ObservedCpu = z.infer<typeof ObservedCpu>;

@@ -105,6 +105,12 @@ export const WORK_UNIT_US = 1000;
  */
 export const MIN_WORK_COVERAGE = 1 / 3;
 
+/** A CPU's bursts of work in the window, and whether they are counted in units of WORK_UNIT_US. */
+interface CpuBursts {
+  bursts: number;
+  inUnits: boolean;
+}
+
 /**
  * The processes' bursts of work in the window, per CPU they last ran on, and the CPU time they
  * ran in all. Each voluntary sleep ends a burst. Where processes whose bursts average at least
@@ -124,10 +130,10 @@ const taskBursts = (
   prev: IdleSnapshot | null,
   cur: IdleSnapshot,
   only: ReadonlySet<number> | null,
-): { perCpu: Map<number, number>; runUs: number } | null => {
+): { perCpu: Map<number, CpuBursts>; runUs: number } | null => {
   if (!cur.tasks || (prev && !prev.tasks)) return null;
   const before = new Map((prev?.tasks ?? []).map((t) => [t.pid, t]));
-  const perCpu = new Map<number, number>();
+  const perCpu = new Map<number, CpuBursts>();
   /** Per CPU: the work and sleeps of processes of long bursts, and all the processes' work. */
   const sums = new Map<number, { longRun: number; longSleeps: number; allRun: number; units: number }>();
   let runUs = 0;
@@ -154,7 +160,13 @@ const taskBursts = (
     }
     sums.set(t.cpu, c);
   }
-  for (const [cpu, c] of sums) perCpu.set(cpu, c.longRun >= c.allRun / 2 ? c.longSleeps : c.units);
+  for (const [cpu, c] of sums)
+    perCpu.set(
+      cpu,
+      c.longRun >= c.allRun / 2
+        ? { bursts: c.longSleeps, inUnits: false }
+        : { bursts: c.units, inUnits: true },
+    );
   return { perCpu, runUs };
 };
 
@@ -205,10 +217,9 @@ export const observe = (
   const covered = tasks && busy ? round(Math.min(tasks.runUs / busy, 1), 4) : null;
   // A CPU's bursts of work are at most its wake-ups: processes taking turns within one busy period
   // each sleep once.
+  const counted = tasks && covered !== null && covered >= MIN_WORK_COVERAGE;
   const burstsOf = (c: CpuDelta): number | null =>
-    tasks && covered !== null && covered >= MIN_WORK_COVERAGE
-      ? Math.min(tasks.perCpu.get(c.cpu) ?? 0, c.entries ?? Number.POSITIVE_INFINITY)
-      : null;
+    counted ? Math.min(tasks.perCpu.get(c.cpu)?.bursts ?? 0, c.entries ?? Number.POSITIVE_INFINITY) : null;
   const mean = (t: number | null, n: number | null) => (t === null || !n ? null : round(t / n));
   const stateNames = deltas.find((c) => c.states.length)?.states ?? [];
   const idleStatesTime = sum(deltas.flatMap((c) => c.states.map((s) => s.timeUs))) ?? 0;
@@ -234,6 +245,7 @@ export const observe = (
       idleEntriesPerSecond: perSecond(c.entries),
       meanIdlePeriodUs: mean(idleOf(c), c.entries),
       workBurstsPerSecond: perSecond(burstsOf(c)),
+      ...(counted ? { workInUnits: tasks.perCpu.get(c.cpu)?.inUnits ?? false } : {}),
     }))
     .sort((a, b) => (b.busyShare ?? 0) - (a.busyShare ?? 0) || a.cpu - b.cpu);
   return {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { type PlanCosts, rampLossAt, wakeCostAt } from '../../src/advice/plan-losses.ts';
+import {
+  lossesAfterLongestGap,
+  lossesAtGaps,
+  type PlanCosts,
+  rampLossAt,
+  wakeCostAt,
+} from '../../src/advice/plan-losses.ts';
 import { estimateWorkloadCost, MIN_BUSY_SHARE } from '../../src/advice/workload-cost.ts';
 import { TOO_LITTLE_WORK, type WorkloadObservation } from '../../src/domain/workload.ts';
 
@@ -493,6 +499,85 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
         (rate, work) => {
           const e = estimateWorkloadCost(pattern(rate, work, 30, flat), flat).estimate!;
           assert.equal(e.rampPercent, 0);
+        },
+      ),
+    );
+  });
+
+  it('work counted in units: a unit after a gap too short for the clock to fall goes on with the ramp the unit before was on', () => {
+    // A clock that notices work late: after 20 ms idle or more the first 1 ms of work runs at full
+    // speed, the next 5 ms at half speed (5 ms lost), then full.
+    const lateLoss = (w: number) => Math.min(Math.max(w - 1000, 0), 5000);
+    const late: PlanCosts = {
+      basis: 'benchmark',
+      wake: [],
+      ramp: [point(10_000, () => 0), point(20_000, lateLoss), point(1_000_000, lateLoss)],
+    };
+    // 16 busy periods a second of 6 ms of work each after ~50 ms, as their own bursts (a query each).
+    const chunks = pattern(16, 6000, 0, late);
+    const own = estimateWorkloadCost(chunks, late).estimate!;
+    // The same busy and idle time counted as 96 units of 1 ms (a client and a server handing the
+    // work back and forth in shorter turns): gaps of 8-9 ms on average between the units.
+    const counted = (inUnits: boolean): WorkloadObservation => ({
+      ...chunks,
+      workBurstsPerSecond: 96,
+      perCpu: chunks.perCpu.map((c) => ({ ...c, workBurstsPerSecond: 96, workInUnits: inUnits })),
+    });
+    const alone = estimateWorkloadCost(counted(false), late).estimate!;
+    const chained = estimateWorkloadCost(counted(true), late).estimate!;
+    // Each unit priced on its own after its gap: 1 ms of work loses nothing on this clock.
+    // Each unit priced on its own after its gap pays what its 1.5 ms or so loses at a ramp's start
+    // (the first 1 ms free on this clock): well under half of what the 6 ms bursts pay.
+    assert.ok(alone.rampPercent < own.rampPercent / 2, `alone ${alone.rampPercent}% own ${own.rampPercent}%`);
+    // Chained, the units after a fall go on up the ramp and pay for it: about what the 6 ms bursts
+    // pay (the exponential gaps between units let the clock fall inside a busy period now and then,
+    // and a chain may run past a busy period's end).
+    assert.ok(
+      Math.abs(chained.rampPercent - own.rampPercent) < own.rampPercent * 0.2,
+      `chained ${chained.rampPercent}% own ${own.rampPercent}%`,
+    );
+    // The range still holds the middle, and with no clock effect no unit pays anything.
+    assert.ok(chained.low <= chained.addedPercent && chained.addedPercent <= chained.high);
+    assert.equal(estimateWorkloadCost(counted(true), flat).estimate!.rampPercent, 0);
+  });
+
+  it('the loss after a whole fall read for many amounts of work at once is what lossesAtGaps holds at its longest gap', () => {
+    const curve = fc.array(
+      fc.record({
+        workUs: fc.integer({ min: 1, max: 60_000 }),
+        loss: fc.integer({ min: -500, max: 40_000 }),
+      }),
+      { minLength: 1, maxLength: 12 },
+    );
+    fc.assert(
+      fc.property(
+        fc.array(curve, { minLength: 1, maxLength: 6 }),
+        fc.array(curve, { maxLength: 4 }),
+        (ladder, stream) => {
+          const sorted = (c: { workUs: number; loss: number }[]) =>
+            [...c]
+              .sort((a, b) => a.workUs - b.workUs)
+              .map((p) => ({ workUs: p.workUs, lossUs: { mid: p.loss, low: p.loss, high: p.loss } }));
+          const c: PlanCosts = {
+            basis: 'benchmark',
+            wake: [],
+            ramp: ladder.map((points, i) => ({ ...point(10_000 * (i + 1), () => 0), curve: sorted(points) })),
+            stream: stream.map((points, i) => ({ gapUs: 5000 * (i + 1), points: sorted(points) })),
+          };
+          const works = Float64Array.from({ length: 40 }, (_, i) => i * 1700);
+          const all = lossesAfterLongestGap(c, works, 'mid');
+          works.forEach((w, j) => {
+            const at = lossesAtGaps(c, w, 'mid');
+            const expected = Math.max(
+              0,
+              at.ladder[at.ladder.length - 1] ?? 0,
+              at.stream[at.stream.length - 1] ?? 0,
+            );
+            assert.ok(
+              Math.abs(all[j]! - expected) <= 1e-6 * Math.max(1, expected),
+              `${w}: ${all[j]} against ${expected}`,
+            );
+          });
         },
       ),
     );

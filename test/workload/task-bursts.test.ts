@@ -162,6 +162,8 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     assert.equal(o.perCpu.find((c) => c.cpu === 1)?.workBurstsPerSecond, 0);
     assert.equal(o.workBurstsPerSecond, 5.2);
     assert.equal(o.workCoveredShare, 1);
+    // Counted by the sleeps of the processes of long bursts, not in units.
+    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.workInUnits, false);
     // A CPU's bursts are at most its wake-ups.
     const few = observe(before, snap(20, 20, 503_000, after.tasks!), 'previous-read');
     assert.equal(few.perCpu.find((c) => c.cpu === 0)?.workBurstsPerSecond, 2);
@@ -177,8 +179,10 @@ describe('the work bursts of the processes (Linux procfs)', () => {
       { pid: 10, runUs: 600_000, sleeps: 2000, cpu: 0 },
       { pid: 11, runUs: 2000, sleeps: 100, cpu: 0 },
     ]);
-    // 600 + 2 units of 1 ms in 10 s.
-    assert.equal(observe(before, after, 'previous-read').workBurstsPerSecond, 60.2);
+    // 600 + 2 units of 1 ms in 10 s, said to be units (pieces of longer busy periods to the model).
+    const o = observe(before, after, 'previous-read');
+    assert.equal(o.workBurstsPerSecond, 60.2);
+    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.workInUnits, true);
     // A process of long bursts doing less than half the work does not take over the count.
     const mixed = snap(20, 3000, 622_000, [
       { pid: 10, runUs: 600_000, sleeps: 2000, cpu: 0 },
@@ -234,6 +238,7 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     assert.ok(0.2 < MIN_WORK_COVERAGE);
     assert.equal(o.workBurstsPerSecond, null);
     assert.equal(o.workCoveredShare, 0.2);
+    assert.equal(o.perCpu[0]?.workInUnits, undefined);
     // A third or more (interrupts and kernel work take the rest): the bursts count.
     const most = observe(
       before,
