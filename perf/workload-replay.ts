@@ -42,10 +42,28 @@ const performanceFor = (b: BenchmarkResult): BenchmarkResult | undefined =>
     : Object.values(recorded.benchmarks)
         .filter((x) => PERFORMANCE.has(kindOf(x)) && x.startedAt <= b.startedAt)
         .sort((x, y) => y.startedAt.localeCompare(x.startedAt))[0];
+/**
+ * Runs recorded before the observation said whether a CPU's bursts are units (workInUnits) had
+ * them counted all the same: there, a CPU with at least UNITS_PER_BUSY_MS bursts per millisecond
+ * of its busy time is taken to have counted units (each unit is 1 ms of a process's CPU at most,
+ * so units come near one per busy millisecond, where a query's sleeps are one per 2.5 ms or more).
+ */
+const UNITS_PER_BUSY_MS = 0.4;
+const withUnits = (o: WorkloadObservation): WorkloadObservation =>
+  o.perCpu.some((c) => c.workInUnits !== undefined)
+    ? o
+    : {
+        ...o,
+        perCpu: o.perCpu.map((c) =>
+          c.workBurstsPerSecond == null || c.busyShare == null
+            ? c
+            : { ...c, workInUnits: c.workBurstsPerSecond >= UNITS_PER_BUSY_MS * c.busyShare * 1000 },
+        ),
+      };
 const runs: Run[] = recorded.runs.map((r) => {
   const b = recorded.benchmarks[r.benchmarkId];
   if (!b) return r;
-  const o = r.read.observation as unknown as WorkloadObservation;
+  const o = withUnits(r.read.observation as unknown as WorkloadObservation);
   // The performance plan's benchmark the live estimate took, where it names one (the newest at the
   // read, which may have run after the plan's own); else the newest before the plan's.
   const named = r.read.estimate?.recoverableFrom;
