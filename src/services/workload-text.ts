@@ -3,6 +3,7 @@
  * load over the last N s the plan adds ~X% (Y-Z%)") and the CLI's longer rendering.
  */
 import type { EstimateOutcome } from '../advice/workload-cost.ts';
+import { formatCpuList } from '../domain/cpu-list.ts';
 import type { WorkloadCost, WorkloadObservation } from '../domain/workload.ts';
 
 const seconds = (s: number): string => (s >= 120 ? `${Math.round(s / 60)} min` : `${Math.round(s)} s`);
@@ -42,6 +43,12 @@ export const workloadSummary = (
 
 const n = (x: number | null, unit = ''): string => (x === null ? '-' : `${x}${unit}`);
 
+/** Where the listed CPUs' bursts were counted in 1 ms units (pieces of longer busy periods), which. */
+const inUnits = (o: WorkloadObservation): string => {
+  const cpus = o.perCpu.filter((c) => c.workInUnits).map((c) => c.cpu);
+  return cpus.length ? ` (in 1 ms units on CPU ${formatCpuList(cpus)})` : '';
+};
+
 export const formatWorkloadCost = (w: WorkloadCost): string => {
   const o = w.observation;
   const lines = [
@@ -49,7 +56,7 @@ export const formatWorkloadCost = (w: WorkloadCost): string => {
     '',
     `observed: ${cpusAsked(o) ?? `${o.cpus} CPU(s)`}, ${o.source}, busy ${o.busyShare === null ? '-' : `${Math.round(o.busyShare * 1000) / 10}%`}, ` +
       `${n(o.idleEntriesPerSecond)} idle entries/s, mean idle ${n(o.meanIdlePeriodUs, ' us')}, mean busy ${n(o.meanBusyPeriodUs, ' us')}` +
-      (o.workBurstsPerSecond != null ? `, ${o.workBurstsPerSecond} bursts of work/s` : ''),
+      (o.workBurstsPerSecond != null ? `, ${o.workBurstsPerSecond} bursts of work/s${inUnits(o)}` : ''),
     ...o.states.map(
       (s) =>
         `  ${s.name}: ${Math.round(s.share * 1000) / 10}% of idle, ${s.entriesPerSecond}/s, mean ${n(s.meanPeriodUs, ' us')}, exit latency ${n(s.exitLatencyUs, ' us')}` +

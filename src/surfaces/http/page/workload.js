@@ -26,7 +26,7 @@ const workloadView = (w) => {
       ['Busy', o.busyShare === null ? '–' : `${Math.round(o.busyShare * 1000) / 10}%`],
       [
         'Idle entries',
-        `${num(o.idleEntriesPerSecond, '/s')}, mean idle ${num(o.meanIdlePeriodUs, ' µs')}, mean busy ${num(o.meanBusyPeriodUs, ' µs')}${o.workBurstsPerSecond != null ? `; ${o.workBurstsPerSecond} bursts of work/s` : ''}`,
+        `${num(o.idleEntriesPerSecond, '/s')}, mean idle ${num(o.meanIdlePeriodUs, ' µs')}, mean busy ${num(o.meanBusyPeriodUs, ' µs')}${o.workBurstsPerSecond != null ? `; ${o.workBurstsPerSecond} bursts of work/s${o.perCpu.some((c) => c.workInUnits) ? ' (in 1 ms units)' : ''}` : ''}`,
       ],
       [
         'Estimate',
