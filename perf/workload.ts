@@ -72,7 +72,7 @@ for (const p of plans)
   console.log(
     `- plan "${p.name}" (the product told ${p.asPlan}): ${describePlan(p)}${p.ramp ? (values['bare-quota'] ? ', the CPU idle while throttled' : ', the CPU kept busy while throttled') : ''}`,
   );
-const { runs, calibration, throttlingProof, benchmarks } = await runWorkloadCheck({
+const { runs, calibration, throttlingProof, benchmarks, disturbedBenchmarks } = await runWorkloadCheck({
   temp: '/tmp/pgcheck',
   pgPort: port,
   productPort: port + 1,
@@ -108,7 +108,7 @@ if (values.json) {
   const { writeFile } = await import('node:fs/promises');
   await writeFile(
     join(values.json),
-    JSON.stringify({ runs, calibration, throttlingProof, benchmarks }, null, 1),
+    JSON.stringify({ runs, calibration, throttlingProof, benchmarks, disturbedBenchmarks }, null, 1),
   );
 }
 
@@ -130,6 +130,9 @@ console.log(
   `No emulation: ${noneOff.length ? `${noneOff.length} estimate(s) outside 0 +-3 points` : 'every estimate within 0 +-3 points'}`,
 );
 console.log(`Runs disturbed by the rest of the machine (> 15% of the CPUs): ${disturbed} of ${runs.length}`);
+console.log(
+  `Benchmarks disturbed in every attempt: ${disturbedBenchmarks.length} of ${plans.length * Math.max(1, Number(values.rounds))}`,
+);
 footer();
 if (disturbed > runs.length / 2) {
   console.log('REFUSED: the machine was too busy for most runs; run again when it is quieter.');

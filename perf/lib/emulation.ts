@@ -174,6 +174,7 @@ export const planGroup = async (
       await writeFile(join(cpuDir, 'cpu.cfs_period_us'), String(policy.periodUs));
       let fillerProcs: string | undefined;
       let fillerFifo: string | undefined;
+      let fillerList: string | undefined;
       if (withFiller && r) {
         await mkdir(fillDir, { recursive: true });
         await mkdir(restDir, { recursive: true });
@@ -183,14 +184,15 @@ export const planGroup = async (
         await writeFile(join(restDir, 'cpu.cfs_period_us'), '1000000');
         await writeFile(join(restDir, 'cpu.cfs_quota_us'), '1000');
         fillerProcs = join(fillDir, 'cgroup.procs');
-        fifoDir = await mkdtemp(join(tmpdir(), 'powerplan-filler-'));
+        // On tmpfs where there is one: the filler reads the group's task list from here, and reading
+        // a file there never waits for a disk.
+        fifoDir = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), `${name}-filler-`));
         fillerFifo = join(fifoDir, 'rest');
+        fillerList = join(fifoDir, 'tasks');
+        await writeFile(fillerList, '');
         execFileSync('mkfifo', ['-m', '600', fillerFifo]);
         const script = join(import.meta.dirname, 'slow-clock-filler.py');
-        const [fillerCmd, ...fillerRest] = onCpu(
-          ['python3', script, fillerFifo, join(cpuDir, 'tasks')],
-          workloadCpu,
-        );
+        const [fillerCmd, ...fillerRest] = onCpu(['python3', script, fillerFifo, fillerList], workloadCpu);
         const f = spawn(fillerCmd!, fillerRest, { stdio: ['ignore', 'pipe', 'inherit'] });
         filler = f;
         await started(f, 'the busy filler');
@@ -202,13 +204,15 @@ export const planGroup = async (
         quotaPath: join(cpuDir, 'cpu.cfs_quota_us'),
         pollUs: 250,
         ...policy,
-        ...(fillerProcs && fillerFifo && filler?.pid
+        ...(fillerProcs && fillerFifo && fillerList && filler?.pid
           ? {
               filler: {
                 pid: filler.pid,
                 fill: fillerProcs,
                 rest: join(restDir, 'cgroup.procs'),
                 fifo: fillerFifo,
+                tasks: join(cpuDir, 'tasks'),
+                list: fillerList,
               },
             }
           : {}),

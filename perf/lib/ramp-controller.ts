@@ -19,7 +19,7 @@
  *
  * It prints `ready` once polling; on SIGTERM it lifts the quota and prints its counters as JSON (drops, lifts) before exiting.
  */
-import { constants, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { constants, openSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
 
 interface Args {
   usagePath: string;
@@ -31,8 +31,11 @@ interface Args {
   idleMs: number;
   busyMs: number;
   pollUs: number;
-  /** The busy filler: its pid, the cgroup.procs of its filling and resting groups, its FIFO. */
-  filler?: { pid: number; fill: string; rest: string; fifo: string };
+  /**
+   * The busy filler: its pid, the cgroup.procs of its filling and resting groups, its FIFO, the
+   * group's tasks file and the file (on tmpfs) the filler reads the group's tasks from.
+   */
+  filler?: { pid: number; fill: string; rest: string; fifo: string; tasks: string; list: string };
 }
 
 const a = JSON.parse(process.argv[2] ?? '{}') as Args;
@@ -92,11 +95,28 @@ const restFiller = (active: boolean) => {
     restAsked = false;
   }
 };
+/**
+ * The group's tasks copied for the filler every LIST_EVERY polls (50 ms), replaced whole (a rename):
+ * the filler then reads no cgroup file, whose opening may sleep (slow-clock-filler.py).
+ */
+const LIST_EVERY = Math.max(1, Math.round(50_000 / a.pollUs));
+let sinceList = LIST_EVERY;
+let listed = '';
+const listTasks = () => {
+  if (!a.filler || ++sinceList < LIST_EVERY) return;
+  sinceList = 0;
+  const tasks = readFileSync(a.filler.tasks, 'utf8');
+  if (tasks === listed) return;
+  writeFileSync(`${a.filler.list}.new`, tasks);
+  renameSync(`${a.filler.list}.new`, a.filler.list);
+  listed = tasks;
+};
 process.on('SIGTERM', () => {
   stopping = true;
 });
 
 setQuota('-1');
+listTasks();
 process.stdout.write('ready\n');
 const tick = () => {
   for (let i = 0; i < 2000 && !stopping; i++) {
@@ -106,6 +126,7 @@ const tick = () => {
     const active = u !== last;
     last = u;
     restFiller(active);
+    listTasks();
     if (!low) {
       if (active) lastActive = now;
       else if (now - lastActive >= a.idleMs) {

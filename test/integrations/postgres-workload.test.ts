@@ -27,13 +27,16 @@ const postmasters = async (dir: string): Promise<number> => {
   return n;
 };
 
-/** Busy fillers (perf/lib/slow-clock-filler.py) given this run's cgroup. */
+/** The directory of this run's busy filler (its FIFO and the group's task list): powerplan-workload-<pid>-filler-*. */
+const FILLER_DIR = `powerplan-workload-${process.pid}-filler-`;
+
+/** Busy fillers (perf/lib/slow-clock-filler.py) of this run. */
 const fillers = async (): Promise<number> => {
   let n = 0;
   for (const e of await readdir('/proc')) {
     if (!/^\d+$/.test(e)) continue;
     const cmd = await readFile(`/proc/${e}/cmdline`, 'utf8').catch(() => '');
-    if (cmd.includes('slow-clock-filler.py\0') && cmd.includes(`/powerplan-workload-${process.pid}/`)) n++;
+    if (cmd.includes('slow-clock-filler.py\0') && cmd.includes(`/${FILLER_DIR}`)) n++;
   }
   return n;
 };
@@ -95,7 +98,9 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
     assert.deepEqual(left, [], 'the run removed its directory');
   }
   assert.equal(await postmasters(temp), 0, 'no postmaster of this run left running');
-  assert.equal(await fillers(), 0, "no busy filler of this run's cgroup left running");
+  assert.equal(await fillers(), 0, 'no busy filler of this run left running');
+  const shm = await readdir('/dev/shm').catch(() => []);
+  assert.ok(!shm.some((d) => d.startsWith(FILLER_DIR)), "the filler's directory was removed");
   const groups = await readdir('/sys/fs/cgroup/cpu').catch(() => []);
   assert.ok(
     !groups.some((g) => g.startsWith(`powerplan-workload-${process.pid}`)),
