@@ -116,8 +116,8 @@ const lossesByWork = (
   points: readonly { workUs: number; lossUs: Range }[],
   works: ArrayLike<number>,
   pick: Pick3,
+  out = new Float64Array(works.length),
 ): Float64Array => {
-  const out = new Float64Array(works.length);
   let i = 0;
   let beforeWork = 0;
   let beforeLoss = 0;
@@ -140,8 +140,13 @@ const lossesByWork = (
   return out;
 };
 
-const lossByWork = (points: readonly { workUs: number; lossUs: Range }[], workUs: number, pick: Pick3) =>
-  lossesByWork(points, [workUs], pick)[0]!;
+/** lossesByWork at one amount of work, through buffers reused from call to call. */
+const oneWork = new Float64Array(1);
+const oneLoss = new Float64Array(1);
+const lossByWork = (points: readonly { workUs: number; lossUs: Range }[], workUs: number, pick: Pick3) => {
+  oneWork[0] = workUs;
+  return lossesByWork(points, oneWork, pick, oneLoss)[0]!;
+};
 
 /**
  * What one measured point of the ladder says a busy period of `busyUs` of work loses. From the
@@ -162,6 +167,11 @@ const pointLoss = (p: RampPoint, busyUs: number, pick: Pick3): number => {
   return head + tail;
 };
 
+// rising's blocks of pooled values so far, as a stack of their sums and counts: grown as needed and
+// reused from call to call (an estimate fits a few hundred times), so `value` must not fit itself.
+let sums = new Float64Array(16);
+let counts = new Int32Array(16);
+
 /**
  * Each measured gap's value, fitted never to fall as the gap grows: a clock falls as far or
  * further the longer it waits, so a smaller loss measured after a longer gap is the benchmark's
@@ -170,9 +180,10 @@ const pointLoss = (p: RampPoint, busyUs: number, pick: Pick3): number => {
  * unlucky gap moves its neighbours a little instead of setting every longer gap.
  */
 const rising = (n: number, value: (i: number) => number): number[] => {
-  // The blocks of pooled values so far, as a stack of their sums and counts.
-  const sums = new Float64Array(n);
-  const counts = new Int32Array(n);
+  if (sums.length < n) {
+    sums = new Float64Array(n);
+    counts = new Int32Array(n);
+  }
   let top = -1;
   for (let i = 0; i < n; i++) {
     top++;
