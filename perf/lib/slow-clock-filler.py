@@ -11,8 +11,8 @@ accord: a slow clock has no process of its own, the slowed time is the work's, a
 slept once per slowed burst would count as one more burst of work each time (the product counts
 a process's voluntary sleeps). Held back by the resting group's quota it stops involuntarily; it
 writes no cgroup file itself (a move takes a lock a writer may sleep on: that was 2-3 voluntary
-sleeps a second) and reads none (below). The controller moves it into the filling group when the emulation's group used CPU
-or was held back while its quota is low. Filling, it spins while any task of the group is runnable
+sleeps a second) and reads none (below). The controller moves it into the filling group when the
+emulation's group used CPU or was held back while its quota is low. Filling, it spins while any task of the group is runnable
 (a throttled task is runnable, not asleep) and yields at every turn, so that the group runs the
 moment its quota is refilled (an unthrottled group does not preempt a running task: the kernel
 reschedules at unthrottle only an idle CPU); once nothing is, it asks the controller, through the
@@ -72,7 +72,9 @@ def runnable():
             # The task has gone: its stat file reads as an error from then on.
             os.close(stats.pop(tid))
             continue
-        if s[s.rindex(b")") + 2 : s.rindex(b")") + 3] == b"R":
+        # The state follows the command's closing parenthesis (a command may hold one itself).
+        end = s.rfind(b")")
+        if end >= 0 and s[end + 2 : end + 3] == b"R":
             return True
     return False
 
