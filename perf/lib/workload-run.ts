@@ -138,16 +138,16 @@ export const runWorkloadCheck = async (
     filler: o.filler ?? true,
     ...(o.cpus ? { workloadCpu: o.cpus.workload } : {}),
   });
-  /** This script's CPU, the product's and the emulation's own processes' (not the rest of the machine). */
-  const ourCpuMs = async (p: Product) =>
-    (await procCpuMs('self')) + (await procCpuMs(p.pid)) + (await group.emulationCpuMs());
   /**
    * The share of all CPUs the rest of the machine kept busy from now until the answer is asked
    * for: busy time beyond the server's group and our own processes (the product counted once,
    * in the group while it benchmarks there).
    */
   const othersFrom = async (p: Product, productInGroup: boolean) => {
-    const ours = async () => (productInGroup ? (await ourCpuMs(p)) - (await procCpuMs(p.pid)) : ourCpuMs(p));
+    const ours = async () =>
+      (await procCpuMs('self')) +
+      (await group.emulationCpuMs()) +
+      (productInGroup ? 0 : await procCpuMs(p.pid));
     const before = {
       busy: await machineBusyMs(),
       ours: await ours(),
