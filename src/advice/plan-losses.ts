@@ -224,10 +224,8 @@ export const lossesAtGaps = (costs: PlanCosts, busyUs: number, pick: Pick3) => {
   const stream = costs.stream ?? [];
   return {
     ladder: rising(costs.ramp.length, (i) => pointLoss(costs.ramp[i]!, busyUs, pick)),
-    stream: rising(stream.length, (i) => {
-      const points = stream[i]!.points;
-      return lossByWork(points, Math.min(busyUs, points[points.length - 1]?.workUs ?? 0), pick);
-    }),
+    // Flat beyond its last point, a stream's loss by work needs no cap at its largest request.
+    stream: rising(stream.length, (i) => lossByWork(stream[i]!.points, busyUs, pick)),
   };
 };
 
@@ -242,7 +240,6 @@ export const lossesAfterLongestGap = (costs: PlanCosts, works: Float64Array, pic
       ? lossesByWork(p.curve, works, pick)
       : Float64Array.from(works, (w) => pointLoss(p, w, pick)),
   );
-  // Flat beyond its last point, a stream's loss by work needs no cap at its largest request here.
   const stream = (costs.stream ?? []).map((g) => lossesByWork(g.points, works, pick));
   const out = new Float64Array(works.length);
   for (let j = 0; j < works.length; j++) out[j] = Math.max(0, lastRising(ladder, j), lastRising(stream, j));

@@ -580,6 +580,20 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
           });
         },
       ),
+      // Two stream points at the same work (the second larger): read at that work and beyond it.
+      {
+        examples: [
+          [
+            [[{ workUs: 1, loss: 0 }]],
+            [
+              [
+                { workUs: 59_998, loss: 0 },
+                { workUs: 59_998, loss: 1 },
+              ],
+            ],
+          ],
+        ],
+      },
     );
   });
 
