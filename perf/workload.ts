@@ -13,8 +13,10 @@
  * product run on CPU 0, and the emulation's polling controller and this script on the last CPU
  * (under every plan, none too), so that their wake-ups stay off the CPU whose pattern is the workload's.
  *
- *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--short] [--only <text>] [--retries 2] [--json out.json] [--backend simulated|linux] [--port 19050] [--bare-quota]
+ *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--min-queries 150] [--short] [--only <text>] [--retries 2] [--json out.json] [--backend simulated|linux] [--port 19050] [--bare-quota]
  *
+ * --seconds: how long each run lasts; --min-queries: the fewest queries a pgbench run holds (at 5
+ * a second, 150 take 30 s), so that a low rate's change per query is a mean over enough of them.
  * --only: the workloads whose name contains the text (e.g. `--only restore`, `--only "200 ms"`),
  * to look at a few conditions again without the whole run's 20-odd minutes.
  * --bare-quota: no busy filler while the emulation throttles (the CPU idles between the quota's
@@ -27,13 +29,14 @@ import { join } from 'node:path';
 import { perfArgs } from './lib/args.ts';
 import { describePlan, PLANS } from './lib/emulation.ts';
 import { footer, header } from './lib/machine.ts';
-import { runWorkloadCheck, type Workload } from './lib/workload-run.ts';
+import { runSeconds, runWorkloadCheck, type Workload } from './lib/workload-run.ts';
 import { conditions, misranked, NONE, table, withinGoal } from './lib/workload-table.ts';
 
 const { values } = perfArgs(import.meta.filename, {
   options: {
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '15' },
+    'min-queries': { type: 'string', default: '150' },
     short: { type: 'boolean', default: false },
     backend: { type: 'string', default: 'simulated' },
     port: { type: 'string', default: '19050' },
@@ -66,19 +69,27 @@ if (!workloads.length) {
 }
 const plans = short ? PLANS.filter((p) => p.name === NONE || p.name === 'slower ramp') : PLANS;
 const port = Number(values.port);
+const seconds = Math.max(2, Number(values.seconds));
+const minQueries = Math.max(0, Number(values['min-queries']));
 
 header('Workload estimate against PostgreSQL 15 under emulated plans');
 for (const p of plans)
   console.log(
     `- plan "${p.name}" (the product told ${p.asPlan}): ${describePlan(p)}${p.ramp ? (values['bare-quota'] ? ', the CPU idle while throttled' : ', the CPU kept busy while throttled') : ''}`,
   );
+for (const w of workloads)
+  if (w.rate)
+    console.log(
+      `- ${w.name}: runs of ${runSeconds({ seconds, minQueries }, w.rate)} s, ${w.rate} queries a second`,
+    );
 const { runs, calibration, throttlingProof, benchmarks, disturbedBenchmarks } = await runWorkloadCheck({
   temp: '/tmp/pgcheck',
   pgPort: port,
   productPort: port + 1,
   backend: values.backend,
   rounds: Math.max(1, Number(values.rounds)),
-  seconds: Math.max(2, Number(values.seconds)),
+  seconds,
+  minQueries,
   plans,
   workloads,
   restore: { rows: short ? 50_000 : 300_000, chunkBytes: 256 * 1024, waitMs: 50 },

@@ -34,6 +34,11 @@ export interface RunOptions {
   backend: string;
   rounds: number;
   seconds: number;
+  /**
+   * The fewest queries a pgbench run holds: at a low rate it runs longer than `seconds`, so that
+   * its change per query averages over enough of them (a quota slows in lumps of a scheduler tick).
+   */
+  minQueries: number;
   plans: readonly EmulatedPlan[];
   workloads: readonly Workload[];
   /** Rows of the restore's table, chunk size and storage wait. */
@@ -108,6 +113,10 @@ const calibrate = async (cluster: Cluster, group: PlanGroup, cpuMs: number): Pro
   }
   return [rows, measured];
 };
+
+/** How long a pgbench run at `rate` queries a second lasts: `seconds`, longer for `minQueries`. */
+export const runSeconds = (o: Pick<RunOptions, 'seconds' | 'minQueries'>, rate: number): number =>
+  Math.max(o.seconds, Math.ceil(o.minQueries / rate));
 
 /**
  * The second read of a pgbench run comes this long before pgbench's end, its connection still
@@ -293,13 +302,14 @@ export const runWorkloadCheck = async (
               // that has exited takes its counters with it (a pooled server's backends live on).
               let read: WorkloadRead | undefined;
               if (w.kind === 'pgbench') {
+                const seconds = runSeconds(o, w.rate!);
                 await p.workload(cpus);
                 const running = pgbench(c, {
                   rows: calibration.rows[String(w.cpuMs)]!,
                   rate: w.rate!,
-                  seconds: o.seconds,
+                  seconds,
                 });
-                await sleep(Math.max(0, o.seconds * 1000 - readBeforeEndMs(w.rate!)));
+                await sleep(Math.max(0, seconds * 1000 - readBeforeEndMs(w.rate!)));
                 read = await p.workload(cpus);
                 const r = await running;
                 end = await mark();

@@ -58,6 +58,7 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
       backend: 'simulated',
       rounds: 1,
       seconds: 3,
+      minQueries: 0,
       plans,
       workloads: [{ name: 'mid', kind: 'pgbench', cpuMs: 2.5, rate: 40 }],
       restore: { rows: 1000, chunkBytes: 65536, waitMs: 10 },
