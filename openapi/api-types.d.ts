@@ -1327,6 +1327,10 @@ export interface components {
             workBurstsPerSecond?: number | null;
             /** @description True where this CPU's work is counted in 1 ms units: no processes of bursts of 1 ms or more did most of it (work handed between processes in shorter turns, a client feeding a server), so the units are pieces of longer busy periods, and the estimate takes a unit after a gap too short for the clock to fall to go on with the ramp the unit before was on. Absent where processes are not read. */
             workInUnits?: boolean;
+            /** @description Share of this CPU's busy time (0..1) run by the processes whose sleeps are its bursts of work (workBurstsPerSecond); the rest is other processes' short wake-ups, processes that never slept, interrupts and kernel work. Absent where processes are not read. */
+            burstWorkShare?: number | null;
+            /** @description Share of this CPU's busy time (0..1) run by processes that did not sleep in the window (batch work, spinners: preempted, never waiting). Absent where processes are not read. */
+            sleeplessWorkShare?: number | null;
         };
         /** @description One idle state over the observed window. */
         ObservedIdleState: {

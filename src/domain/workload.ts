@@ -126,6 +126,18 @@ export const ObservedCpu = z
       .describe(
         "True where this CPU's work is counted in 1 ms units: no processes of bursts of 1 ms or more did most of it (work handed between processes in shorter turns, a client feeding a server), so the units are pieces of longer busy periods, and the estimate takes a unit after a gap too short for the clock to fall to go on with the ramp the unit before was on. Absent where processes are not read.",
       ),
+    burstWorkShare: share
+      .nullable()
+      .optional()
+      .describe(
+        "Share of this CPU's busy time (0..1) run by the processes whose sleeps are its bursts of work (workBurstsPerSecond); the rest is other processes' short wake-ups, processes that never slept, interrupts and kernel work. Absent where processes are not read.",
+      ),
+    sleeplessWorkShare: share
+      .nullable()
+      .optional()
+      .describe(
+        "Share of this CPU's busy time (0..1) run by processes that did not sleep in the window (batch work, spinners: preempted, never waiting). Absent where processes are not read.",
+      ),
   })
   .meta({ id: 'ObservedCpu', description: 'One CPU over the observed window.' });
 export type ObservedCpu = z.infer<typeof ObservedCpu>;

@@ -109,6 +109,9 @@ export const MIN_WORK_COVERAGE = 1 / 3;
 interface CpuBursts {
   bursts: number;
   inUnits: boolean;
+  /** CPU time (us) of the processes whose sleeps are the bursts, and of those that never slept. */
+  burstRunUs: number;
+  sleeplessRunUs: number;
 }
 
 /**
@@ -134,8 +137,14 @@ const taskBursts = (
   if (!cur.tasks || (prev && !prev.tasks)) return null;
   const before = new Map((prev?.tasks ?? []).map((t) => [t.pid, t]));
   const perCpu = new Map<number, CpuBursts>();
-  /** Per CPU: the work and sleeps of processes of long bursts, and all the processes' work. */
-  const sums = new Map<number, { longRun: number; longSleeps: number; allRun: number; units: number }>();
+  /**
+   * Per CPU: the work and sleeps of processes of long bursts, the work of all that slept, the units
+   * and the work of those that never slept.
+   */
+  const sums = new Map<
+    number,
+    { longRun: number; longSleeps: number; allRun: number; units: number; sleepless: number }
+  >();
   let runUs = 0;
   for (const t of cur.tasks) {
     if (only && !only.has(t.cpu)) continue;
@@ -149,10 +158,11 @@ const taskBursts = (
     const sleeps = same ? t.sleeps - p.sleeps : t.sleeps;
     if (run <= 0) continue;
     runUs += run;
-    const c = sums.get(t.cpu) ?? { longRun: 0, longSleeps: 0, allRun: 0, units: 0 };
+    const c = sums.get(t.cpu) ?? { longRun: 0, longSleeps: 0, allRun: 0, units: 0, sleepless: 0 };
     // A process that never went to sleep in the window (a batch job, a spinner: preempted, never
     // waiting) ended no idle gap and has no bursts to weigh: its work is no side of the choice.
     if (sleeps > 0) c.allRun += run;
+    else c.sleepless += run;
     c.units += Math.min(sleeps, run / WORK_UNIT_US);
     if (sleeps > 0 && run / sleeps >= WORK_UNIT_US) {
       c.longRun += run;
@@ -164,10 +174,25 @@ const taskBursts = (
     perCpu.set(
       cpu,
       c.longRun >= c.allRun / 2
-        ? { bursts: c.longSleeps, inUnits: false }
-        : { bursts: c.units, inUnits: true },
+        ? { bursts: c.longSleeps, inUnits: false, burstRunUs: c.longRun, sleeplessRunUs: c.sleepless }
+        : { bursts: c.units, inUnits: true, burstRunUs: c.allRun, sleeplessRunUs: c.sleepless },
     );
   return { perCpu, runUs };
+};
+
+/**
+ * How a CPU's bursts were counted (workInUnits) and the shares of its busy time run by the
+ * processes whose sleeps are the bursts and by processes that never slept; the rest is other
+ * processes' blips, interrupts and kernel work.
+ */
+const workOfBursts = (b: CpuBursts | undefined, busyUs: number | null) => {
+  const shareOf = (us: number | undefined) =>
+    busyUs && us !== undefined ? round(Math.min(us / busyUs, 1), 4) : busyUs ? 0 : null;
+  return {
+    workInUnits: b?.inUnits ?? false,
+    burstWorkShare: shareOf(b?.burstRunUs),
+    sleeplessWorkShare: shareOf(b?.sleeplessRunUs),
+  };
 };
 
 const sum = (xs: (number | null)[]): number | null =>
@@ -245,7 +270,7 @@ export const observe = (
       idleEntriesPerSecond: perSecond(c.entries),
       meanIdlePeriodUs: mean(idleOf(c), c.entries),
       workBurstsPerSecond: perSecond(burstsOf(c)),
-      ...(counted ? { workInUnits: tasks.perCpu.get(c.cpu)?.inUnits ?? false } : {}),
+      ...(counted ? workOfBursts(tasks.perCpu.get(c.cpu), c.busyUs) : {}),
     }))
     .sort((a, b) => (b.busyShare ?? 0) - (a.busyShare ?? 0) || a.cpu - b.cpu);
   return {

@@ -164,6 +164,10 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     assert.equal(o.workCoveredShare, 1);
     // Counted by the sleeps of the processes of long bursts, not in units.
     assert.equal(o.perCpu.find((c) => c.cpu === 0)?.workInUnits, false);
+    // Their work is 520 ms of the 503 ms busy (born in the window, pid 12 counts whole): all of
+    // it; the client's 3 ms are not the bursts', and nothing ran without sleeping.
+    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.burstWorkShare, 1);
+    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.sleeplessWorkShare, 0);
     // A CPU's bursts are at most its wake-ups.
     const few = observe(before, snap(20, 20, 503_000, after.tasks!), 'previous-read');
     assert.equal(few.perCpu.find((c) => c.cpu === 0)?.workBurstsPerSecond, 2);
@@ -183,6 +187,8 @@ describe('the work bursts of the processes (Linux procfs)', () => {
     const o = observe(before, after, 'previous-read');
     assert.equal(o.workBurstsPerSecond, 60.2);
     assert.equal(o.perCpu.find((c) => c.cpu === 0)?.workInUnits, true);
+    // Counted in units, every process that slept makes them: all of the busy time.
+    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.burstWorkShare, 1);
     // A process of long bursts doing less than half the work does not take over the count.
     const mixed = snap(20, 3000, 622_000, [
       { pid: 10, runUs: 600_000, sleeps: 2000, cpu: 0 },
@@ -205,7 +211,11 @@ describe('the work bursts of the processes (Linux procfs)', () => {
       { pid: 12, runUs: 300_000, sleeps: 0, cpu: 0 },
     ]);
     // The backend's 50 bursts, not 50 + 3 units of the client's blips.
-    assert.equal(observe(before, after, 'previous-read').workBurstsPerSecond, 5);
+    const o = observe(before, after, 'previous-read');
+    assert.equal(o.workBurstsPerSecond, 5);
+    // Of the 428 ms busy, the backend ran 125 (its bursts'), the spinner 300 without sleeping.
+    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.burstWorkShare, 0.2921);
+    assert.equal(o.perCpu.find((c) => c.cpu === 0)?.sleeplessWorkShare, 0.7009);
     // The same spinner sleeping once in the window is a process of long bursts of its own.
     const sleeping = snap(20, 400, 428_000, [
       after.tasks![0]!,
