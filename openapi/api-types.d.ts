@@ -1622,7 +1622,7 @@ export interface components {
         };
         /** @description What the plan in force costs the observed work, with a range. */
         WorkloadEstimate: {
-            /** @description By how much the plan in force lengthens the CPU work observed (%). */
+            /** @description By how much the plan in force lengthens the CPU work observed (%): the work in the bursts of the processes read where they are (their CPU time, with that of processes that never slept), else all the busy time. */
             addedPercent: number;
             /** @description Low end of the range (%), from the uncertainty of the costs and of the idle-period distribution. */
             low: number;

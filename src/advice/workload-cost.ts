@@ -50,8 +50,25 @@ interface CpuPattern {
   entriesPerSecond: number;
   idleUsPerSecond: number;
   busyUsPerSecond: number;
+  /** The busy time in the bursts (burstBusy): all of it where the bursts' processes are not known. */
+  burstBusyUsPerSecond: number;
   burstsPerSecond: number;
 }
+
+/**
+ * The busy time (us per second) in a CPU's bursts of work: where the work's own bursts were counted
+ * and the observation says how much of the busy time their processes ran, that time and the time
+ * of processes that never slept (preempted, never waiting, they ran inside the busy periods: the
+ * PostgreSQL check's busy filler, standing in for a slow clock's longer busy time, is one); not
+ * other processes' short wake-ups, interrupts and kernel work, which are no part of a query's burst
+ * (at 5 queries a second on the PostgreSQL check's CPU they were a third to a half of its busy time,
+ * and spread over the queries' bursts they made each 2.5 ms query's work 4-10 ms, on the loss
+ * curve's steepest part). Else all of the CPU's busy time.
+ */
+const burstBusy = (c: WorkloadObservation['perCpu'][number], busyUs: number, withBursts: boolean): number =>
+  withBursts && c.burstWorkShare !== null && c.burstWorkShare !== undefined
+    ? busyUs * Math.min(1, c.burstWorkShare + (c.sleeplessWorkShare ?? 0))
+    : busyUs;
 
 /**
  * The CPUs listed one by one, and the rest (beyond the listed busiest) as one more pattern made of
@@ -74,6 +91,7 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
             entriesPerSecond: c.idleEntriesPerSecond,
             idleUsPerSecond: c.meanIdlePeriodUs * c.idleEntriesPerSecond,
             busyUsPerSecond: c.busyShare * 1e6,
+            burstBusyUsPerSecond: burstBusy(c, c.busyShare * 1e6, withBursts),
             burstsPerSecond: withBursts ? (c.workBurstsPerSecond ?? 0) : c.idleEntriesPerSecond,
           },
         ]
@@ -87,6 +105,7 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
         entriesPerSecond: totalEntries,
         idleUsPerSecond: totalIdle,
         busyUsPerSecond: totalBusy,
+        burstBusyUsPerSecond: totalBusy,
         burstsPerSecond: totalBursts,
       },
     ];
@@ -103,6 +122,7 @@ const cpusOf = (o: WorkloadObservation): CpuPattern[] => {
       entriesPerSecond: rest.entriesPerSecond,
       idleUsPerSecond: Math.max(0, rest.cpus * 1e6 - rest.busyUsPerSecond),
       busyUsPerSecond: rest.busyUsPerSecond,
+      burstBusyUsPerSecond: rest.busyUsPerSecond,
       burstsPerSecond: Math.max(0, Math.min(rest.burstsPerSecond, rest.entriesPerSecond)),
     });
   return listed;
@@ -144,6 +164,7 @@ interface Totals {
   floorRampUs: number;
   /** The floor's wake-up half, us per second. */
   floorWakeUs: number;
+  /** The work: the busy time in the bursts (burstBusy), us per second. */
   busyUs: number;
   entries: number;
 }
@@ -157,7 +178,8 @@ interface Totals {
  *   it is the plan's;
  * - the ramp half, per CPU: each burst of work pays the ramp loss after a gap drawn from that
  *   CPU's idle periods per burst (split as the idle states split them, idleGapsOf) for the work of
- *   its busy period (burstLoss).
+ *   its busy period (burstLoss), the busy time in the bursts (burstBusy) spread over them.
+ * The work they are a share of is the busy time in the bursts, on every CPU.
  */
 const totals = (
   o: WorkloadObservation,
@@ -167,7 +189,8 @@ const totals = (
   floor?: { costs: PlanCosts; pick: Pick3 },
   bursts: 'equal' | 'exponential' = 'equal',
 ): Totals => {
-  const busyPerSecondUs = busyPerSecond(o);
+  // The work: the busy time less what is no part of the work's bursts (burstBusy).
+  let busyPerSecondUs = busyPerSecond(o);
   const wake = wakeHalf(o, costs, pick, shape);
   let ramp = 0;
   let floorRamp = 0;
@@ -177,9 +200,10 @@ const totals = (
   );
   for (const c of cpusOf(o)) {
     entries += c.entriesPerSecond;
+    busyPerSecondUs -= c.busyUsPerSecond - c.burstBusyUsPerSecond;
     if (c.burstsPerSecond <= 0 || (!costs.ramp.length && !costs.stream?.length)) continue;
     const gaps = idleGapsOf(split, c.idleUsPerSecond / c.burstsPerSecond, shape);
-    const busyUs = c.busyUsPerSecond / c.burstsPerSecond;
+    const busyUs = c.burstBusyUsPerSecond / c.burstsPerSecond;
     // Counted by wake-ups a burst's work is the busy time spread over blips too: it says nothing of
     // whether a burst finished the ramp, so each is taken to pay for its own gap.
     const carried = c.workBursts;

@@ -205,7 +205,11 @@ export type WorkloadObservation = z.infer<typeof WorkloadObservation>;
 
 export const WorkloadEstimate = z
   .object({
-    addedPercent: z.number().describe('By how much the plan in force lengthens the CPU work observed (%).'),
+    addedPercent: z
+      .number()
+      .describe(
+        "By how much the plan in force lengthens the CPU work observed (%): the work in the bursts of the processes read where they are (their CPU time, with that of processes that never slept), else all the busy time.",
+      ),
     low: z
       .number()
       .describe(
