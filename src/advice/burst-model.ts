@@ -55,54 +55,29 @@ export const workOf = (loss: (w: number) => number, busyUs: number): number => {
 };
 
 /**
- * A ramp has ended at the first point of the loss curve from which the rest of the burst loses at
- * less than this share of the rate it had lost at until then (a plateau, whatever a late
- * interruption adds at the end).
- */
-const RAMP_DONE_RATE = 0.25;
-
-/**
- * The work (us) a burst needs to bring the clock up, from the loss curve after the longest gap:
- * the first point from which the rest of the burst loses at less than a quarter of its mean rate
- * so far; Infinity where there is none (the loss still growing at the burst's end: a burst as long
- * as the benchmark's does not raise it). 0 (every burst raises it) where no curve was measured
- * (results of earlier versions) or nothing was lost.
- */
-const raiseWorkUs = (costs: PlanCosts, pick: Pick3): number => {
-  const curve = costs.ramp[costs.ramp.length - 1]?.curve ?? [];
-  const last = curve[curve.length - 1];
-  if (!last || curve.length < 2 || last.lossUs[pick] <= 0) return 0;
-  for (const c of curve.slice(0, -1)) {
-    const lost = c.lossUs[pick];
-    if (lost <= 0) continue;
-    const rest = (last.lossUs[pick] - lost) / (last.workUs - c.workUs);
-    if (rest < RAMP_DONE_RATE * (lost / c.workUs)) return c.workUs;
-  }
-  return Number.POSITIVE_INFINITY;
-};
-
-/**
- * How a CPU's bursts follow one another:
- * - 'own': each is a burst of the work's own (a query): after a gap `g` the clock is down by
- *   d(g) = loss(g) / loss after the longest gap (the share of its whole fall), and a burst raises
- *   it again only when it has as much work as the ramp takes (raiseWorkUs; with `bursts` equal,
- *   every one at its mean `workUs`, all or nothing; exponential, the chance exp(-R / workUs)). So
- *   the clock at a burst's start is down by s = max(d(g), s_before x (1 - raise)): a governor that
- *   short bursts never raise stays low through the short gaps between them once a long gap has let
- *   it fall, as a server answering short queries sees it;
+ * How a CPU's bursts follow one another. Either way the clock's progress is carried from burst to
+ * burst: a burst after a gap that did not let the clock fall goes on with the ramp where the burst
+ * before left it, and the k-th burst since a fall is the piece of the ramp from k w to (k + 1) w of
+ * work, L((k + 1) w) - L(k w) of the loss curve after the longest gap, k geometric with the chance
+ * f of a fall (the mean of d(g), the share of its whole fall the clock makes after gap g):
+ * - 'own': each is a burst of the work's own (a query), a whole busy period after an idle gap. A
+ *   clock part way up is no slower than one all the way down, so such a burst loses at most what
+ *   it loses after a whole fall, L(w): where the loss curve grows steeper as a burst goes on (a
+ *   quota that lets a burst's first millisecond through), the steeper later pieces are no part of
+ *   what a query that waited first loses. A governor that short bursts never raise one by one is
+ *   raised by them together, as a utilisation average is: a 2.5 ms query at 5 ms gaps brings the
+ *   clock up within a few queries, not never;
  * - 'units': each is a unit of work counted out of longer busy periods (processes handing work to
- *   each other in turns shorter than a unit, docs/ADVICE.md "Work bursts"): a unit after a gap
- *   that did not let the clock fall goes on with the ramp where the unit before left it, and the
- *   k-th unit since a fall loses L((k + 1) w) - L(k w) of the loss curve after the longest gap, k
- *   geometric with the chance f of a fall (the mean of d(g)). Priced each on its own, a 1 ms
- *   piece of a 5 ms busy period would pay what 1 ms of work loses at a ramp's start, not its part
- *   of what the whole period loses.
+ *   each other in turns shorter than a unit, docs/ADVICE.md "Work bursts"): the pieces of one busy
+ *   period lose what its loss curve says, uncapped. Priced each on its own, a 1 ms piece of a 5 ms
+ *   busy period would pay what 1 ms of work loses at a ramp's start, not its part of what the whole
+ *   period loses.
  */
 export type BurstsFollow = 'own' | 'units';
 
 /**
  * The mean loss of a burst of `workUs` after the gaps given (weighed; made once per CPU and costs,
- * then asked for each amount of work the search tries), the clock's state carried from burst to
+ * then asked for each amount of work the search tries), the clock's progress carried from burst to
  * burst as `follow` says (BurstsFollow); with `carried` false, each burst paying the loss after its
  * own gap (the mean of d(g) over the gaps, times the whole fall's loss).
  */
@@ -110,35 +85,25 @@ export const burstModel = (
   costs: PlanCosts,
   gaps: readonly { gapUs: number; weight: number }[],
   pick: Pick3,
-  bursts: 'equal' | 'exponential',
   carried: boolean,
   follow: BurstsFollow = 'own',
 ): ((workUs: number) => number) => {
-  // Shortest gap first, so that the clock's fall d(g), which grows with the gap, comes sorted.
-  const sorted = [...gaps].sort((a, b) => a.gapUs - b.gapUs);
-  const onLadder = sorted.map((g) => positionOf(costs.ramp, g.gapUs));
-  const onStream = sorted.map((g) => positionOf(costs.stream ?? [], g.gapUs));
-  const weights = Float64Array.from(sorted, (g) => g.weight);
-  const r = raiseWorkUs(costs, pick);
-  const shares = new Float64Array(sorted.length);
-  const afterFall = follow === 'units' ? lossAfterFall(costs, pick) : null;
+  const onLadder = gaps.map((g) => positionOf(costs.ramp, g.gapUs));
+  const onStream = gaps.map((g) => positionOf(costs.stream ?? [], g.gapUs));
+  const weights = Float64Array.from(gaps, (g) => g.weight);
+  const afterFall = carried ? lossAfterFall(costs, pick) : null;
   return (workUs) => {
     const { ladder, stream } = lossesAtGaps(costs, workUs, pick);
     const down = Math.max(0, ladder[ladder.length - 1] ?? 0, stream[stream.length - 1] ?? 0);
     let mean = 0;
-    for (let k = 0; k < sorted.length; k++) {
+    let fall = 0;
+    for (let k = 0; k < gaps.length; k++) {
       const d = Math.max(0, readAt(onLadder[k]!, ladder, true), readAt(onStream[k]!, stream, true));
       mean += weights[k]! * d;
-      shares[k] = down > 0 ? Math.min(1, d / down) : 0;
+      fall += weights[k]! * (down > 0 ? Math.min(1, d / down) : 0);
     }
-    if (down <= 0 || !carried) return mean;
-    if (afterFall) {
-      let fall = 0;
-      for (let k = 0; k < sorted.length; k++) fall += weights[k]! * shares[k]!;
-      return chainedLoss(afterFall, workUs, fall);
-    }
-    const raise = bursts === 'equal' ? (workUs >= r ? 1 : 0) : Number.isFinite(r) ? Math.exp(-r / workUs) : 0;
-    return clockDown(weights, shares, 1 - raise) * down;
+    if (down <= 0 || !afterFall) return mean;
+    return chainedLoss(afterFall, workUs, fall, follow === 'own');
   };
 };
 
@@ -192,53 +157,25 @@ const readFall = (c: FallCurve, workUs: number): number => {
 };
 
 /**
- * The mean loss of a unit of `workUs` in a chain of units that a fall starts with chance `fall`
- * before each: sum over k >= 0 of fall (1 - fall)^k (L((k + 1) w) - L(k w)), which sums to
- * fall^2 x sum over k >= 1 of (1 - fall)^(k - 1) L(k w); L is flat past the curve's end, where the
- * rest of the sum is fall x L_end x (1 - fall)^(K - 1) in one step.
+ * The mean loss of a burst of `workUs` in a chain of bursts that a fall starts with chance `fall`
+ * before each: sum over k >= 0 of fall (1 - fall)^k (L((k + 1) w) - L(k w)), each piece at most
+ * L(w) where `capped` (a burst after an idle gap: BurstsFollow 'own'). L is flat past the curve's
+ * end, where the pieces are 0.
  */
-const chainedLoss = (curve: FallCurve, workUs: number, fall: number): number => {
+const chainedLoss = (curve: FallCurve, workUs: number, fall: number, capped: boolean): number => {
   if (fall <= 0 || workUs <= 0) return 0;
   const f = Math.min(1, fall);
   const end = curve.stepUs * (curve.values.length - 1);
-  const last = curve.values[curve.values.length - 1]!;
+  const first = readFall(curve, workUs);
   let sum = 0;
   let stay = 1;
-  let k = 1;
-  for (; k * workUs < end && stay > 1e-9; k++) {
-    sum += f * f * stay * readFall(curve, k * workUs);
+  let before = 0;
+  for (let k = 0; k * workUs < end && stay > 1e-9; k++) {
+    const next = readFall(curve, (k + 1) * workUs);
+    const piece = Math.max(0, next - before);
+    sum += f * stay * (capped ? Math.min(first, piece) : piece);
+    before = next;
     stay *= 1 - f;
   }
-  return sum + f * last * stay;
-};
-
-/**
- * The least s with s = sum_i w_i x max(d_i, q x s), the clock's mean state over bursts (q: the
- * chance a burst leaves it where it found it; d_i: the share of its whole fall after gap i, rising
- * with i). Each choice of how many d_i lie below q x s makes the equation linear, s = A / (1 - q B)
- * (A: sum of w_i d_i above, B: sum of w_i below); the first choice whose s agrees with it is the
- * answer. q = 0 gives the mean of d, q = 1 the largest d (a clock that no burst raises ends as low
- * as the longest gap let it fall).
- */
-const clockDown = (w: Float64Array, d: Float64Array, q: number): number => {
-  const n = d.length;
-  const top = n ? d[n - 1]! : 0;
-  if (top <= 0) return 0;
-  let above = 0;
-  for (let k = 0; k < n; k++) above += w[k]! * d[k]!;
-  let below = 0;
-  for (let k = 0; k <= n; k++) {
-    const denominator = 1 - q * below;
-    if (denominator > 1e-12) {
-      const s = above / denominator;
-      const lo = k > 0 ? d[k - 1]! : Number.NEGATIVE_INFINITY;
-      const hi = k < n ? d[k]! : Number.POSITIVE_INFINITY;
-      if (lo <= q * s + 1e-12 && q * s <= hi + 1e-12) return Math.min(1, s);
-    }
-    if (k < n) {
-      above -= w[k]! * d[k]!;
-      below += w[k]!;
-    }
-  }
-  return top;
+  return sum;
 };

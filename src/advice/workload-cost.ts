@@ -156,6 +156,36 @@ const idleGapsOf = (
   );
 };
 
+/** The work's own bursts that queue behind the one before are at most this share of them. */
+const MAX_QUEUED = 0.95;
+
+/**
+ * The idle gaps before a CPU's bursts (idleGapsOf), each weighed by the share of its bursts. The
+ * work's own bursts (a query each; not units, not wake-ups) arrive as requests do: Poisson
+ * arrivals see time averages (Wolff, "Poisson arrivals see time averages", Operations Research
+ * 30(2), 1982), so the share of them that find the CPU busy is its busy share, and those follow
+ * the burst before with no idle gap a clock could fall in; the rest come after an idle period
+ * that, arrivals being memoryless, has the arrivals' mean gap: the CPU's idle time over those
+ * bursts alone. Taken over every burst the mean gap is too short: 2.5 ms queries at 200 a second,
+ * half of them queued, gave 3.3-3.8 ms where the arrivals' gap is 5 ms, and the long gaps after
+ * which a clock falls were lost from the exponential's tail. `queued` false: every burst after a
+ * gap of the mean (the range's other end).
+ */
+const burstGaps = (
+  c: CpuPattern,
+  split: readonly { entriesPerSecond: number; meanPeriodUs: number }[],
+  shape: 'exponential' | 'mean',
+  queued: boolean,
+): { gapUs: number; weight: number }[] => {
+  const own = queued && c.workBursts && !c.inUnits;
+  const time = c.busyUsPerSecond + c.idleUsPerSecond;
+  const busy = own && time > 0 ? Math.min(MAX_QUEUED, c.busyUsPerSecond / time) : 0;
+  const gaps = idleGapsOf(split, c.idleUsPerSecond / (c.burstsPerSecond * (1 - busy)), shape);
+  return busy > 0
+    ? [{ gapUs: 0, weight: busy }, ...gaps.map((g) => ({ gapUs: g.gapUs, weight: g.weight * (1 - busy) }))]
+    : gaps;
+};
+
 interface Totals {
   /** Added time per second (us), each half. */
   wakeUs: number;
@@ -187,7 +217,7 @@ const totals = (
   pick: Pick3,
   shape: 'exponential' | 'mean',
   floor?: { costs: PlanCosts; pick: Pick3 },
-  bursts: 'equal' | 'exponential' = 'equal',
+  queued = true,
 ): Totals => {
   // The work: the busy time less what is no part of the work's bursts (burstBusy).
   let busyPerSecondUs = busyPerSecond(o);
@@ -202,17 +232,16 @@ const totals = (
     entries += c.entriesPerSecond;
     busyPerSecondUs -= c.busyUsPerSecond - c.burstBusyUsPerSecond;
     if (c.burstsPerSecond <= 0 || (!costs.ramp.length && !costs.stream?.length)) continue;
-    const gaps = idleGapsOf(split, c.idleUsPerSecond / c.burstsPerSecond, shape);
+    const gaps = burstGaps(c, split, shape, queued);
     const busyUs = c.burstBusyUsPerSecond / c.burstsPerSecond;
     // Counted by wake-ups a burst's work is the busy time spread over blips too: it says nothing of
     // whether a burst finished the ramp, so each is taken to pay for its own gap.
     const carried = c.workBursts;
     const follow = c.inUnits ? 'units' : 'own';
-    const work = workOf(burstModel(costs, gaps, pick, bursts, carried, follow), busyUs);
+    const work = workOf(burstModel(costs, gaps, pick, carried, follow), busyUs);
     ramp += c.burstsPerSecond * (busyUs - work);
     if (floor)
-      floorRamp +=
-        c.burstsPerSecond * burstModel(floor.costs, gaps, floor.pick, bursts, carried, follow)(work);
+      floorRamp += c.burstsPerSecond * burstModel(floor.costs, gaps, floor.pick, carried, follow)(work);
   }
   return {
     wakeUs: wake,
@@ -296,10 +325,10 @@ export const whyNoEstimate = (o: WorkloadObservation, costs: PlanCosts): string 
 };
 
 /**
- * The estimate: the middle from the middle costs with exponential idle periods and a CPU's bursts
- * equal in work (the queries of one workload: whether a burst brings the clock up is then the same
- * for each); the range from the low and high costs, both shapes of the distribution (all periods
- * equal to the mean, or memoryless) and bursts of exponential work, whichever is lower or higher. With a benchmark under a performance plan
+ * The estimate: the middle from the middle costs with exponential idle periods, the work's own
+ * bursts that found the CPU busy following the one before with no gap (burstGaps); the range from
+ * the low and high costs, both shapes of the distribution (all periods equal to the mean, or
+ * memoryless) and every burst after a gap, whichever is lower or higher. With a benchmark under a performance plan
  * (`performance`; the plan's own when it is one) the ramp that plan still shows is the platform's:
  * it is left out of addedPercent and given as platformPercent, and recoverablePercent is what
  * switching to it would take off.
@@ -314,15 +343,14 @@ export const estimateWorkloadCost = (
   const floor = (pick: Pick3) => (performance ? { costs: performance, pick } : undefined);
   const planTotals = totals(o, costs, 'mid', 'exponential', floor('mid'));
   const mid = shares(planTotals);
-  // The middle's shapes, every gap at its mean, and bursts of exponential work (a burst raising
-  // the clock by chance, exp(-R / work), where the middle takes them equal, all at their mean).
+  // The middle's shapes, every gap at its mean, and every burst after a gap (none queued).
   const shapes = [
-    ['exponential', 'equal'],
-    ['exponential', 'exponential'],
-    ['mean', 'equal'],
+    ['exponential', true],
+    ['exponential', false],
+    ['mean', true],
   ] as const;
   const range = (pick: Pick3, floorPick: Pick3) =>
-    shapes.map(([gaps, bursts]) => shares(totals(o, costs, pick, gaps, floor(floorPick), bursts)).percent);
+    shapes.map(([gaps, queued]) => shares(totals(o, costs, pick, gaps, floor(floorPick), queued)).percent);
   // The platform's ramp taken from the same benchmark as the plan's (a performance plan in force)
   // is the same measurement: its noise cancels, so both ends read it alike.
   const same =
