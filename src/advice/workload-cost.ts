@@ -61,7 +61,7 @@ interface CpuPattern {
  * of processes that never slept (preempted, never waiting, they ran inside the busy periods: the
  * PostgreSQL check's busy filler, standing in for a slow clock's longer busy time, is one); not
  * other processes' short wake-ups, interrupts and kernel work, which are no part of a query's burst
- * (at 5 queries a second on the PostgreSQL check's CPU they were a third to a half of its busy time,
+ * (at 5 queries a second on the PostgreSQL check's CPU they were about half of its busy time,
  * and spread over the queries' bursts they made each 2.5 ms query's work 4-10 ms, on the loss
  * curve's steepest part). Else all of the CPU's busy time.
  */
