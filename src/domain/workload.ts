@@ -208,7 +208,7 @@ export const WorkloadEstimate = z
     addedPercent: z
       .number()
       .describe(
-        "By how much the plan in force lengthens the CPU work observed (%): the work in the bursts of the processes read where they are (their CPU time, with that of processes that never slept), else all the busy time.",
+        'By how much the plan in force lengthens the CPU work observed (%): the work in the bursts of the processes read where they are (their CPU time, with that of processes that never slept), else all the busy time.',
       ),
     low: z
       .number()
