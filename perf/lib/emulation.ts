@@ -36,8 +36,13 @@ export interface EmulatedPlan {
   ramp: null | {
     periodUs: number;
     lowPercent: number;
-    /** Without usage this long, the quota drops (the clock falls). */
+    /** With at most quietPercent of a CPU used over this long, the quota drops (the clock falls). */
     idleMs: number;
+    /**
+     * The share of one CPU (%) the group may use over idleMs for the quota to drop: a clock falls
+     * at low utilisation, not only at none (ramp-controller.ts).
+     */
+    quietPercent: number;
     /** Busy this long, the quota returns to a full CPU (the clock has ramped up). */
     busyMs: number;
   };
@@ -48,18 +53,18 @@ export const PLANS: readonly EmulatedPlan[] = [
   {
     name: 'slow ramp',
     asPlan: 'balanced',
-    ramp: { periodUs: 2000, lowPercent: 50, idleMs: 20, busyMs: 10 },
+    ramp: { periodUs: 2000, lowPercent: 50, idleMs: 20, quietPercent: 5, busyMs: 10 },
   },
   {
     name: 'slower ramp',
     asPlan: 'power-saver',
-    ramp: { periodUs: 4000, lowPercent: 25, idleMs: 20, busyMs: 40 },
+    ramp: { periodUs: 4000, lowPercent: 25, idleMs: 20, quietPercent: 5, busyMs: 40 },
   },
 ];
 
 export const describePlan = (p: EmulatedPlan): string =>
   p.ramp
-    ? `quota ${p.ramp.lowPercent}% of a CPU (${(p.ramp.periodUs * p.ramp.lowPercent) / 100000} ms per ${p.ramp.periodUs / 1000} ms period) after ${p.ramp.idleMs} ms without usage, a full CPU after ${p.ramp.busyMs} ms busy`
+    ? `quota ${p.ramp.lowPercent}% of a CPU (${(p.ramp.periodUs * p.ramp.lowPercent) / 100000} ms per ${p.ramp.periodUs / 1000} ms period) after ${p.ramp.idleMs} ms with at most ${p.ramp.quietPercent}% of a CPU used, a full CPU after ${p.ramp.busyMs} ms busy`
     : 'no quota (the controller polls alike)';
 
 const V1 = '/sys/fs/cgroup';
@@ -170,7 +175,7 @@ export const planGroup = async (
       // No emulation still runs the controller, polling alike but never lowering the quota, so that
       // the machine around the workload is the same under every plan and only the quota differs
       // (a virtual CPU kept polling can change what the host gives the other).
-      const policy = r ?? { periodUs: 100_000, lowPercent: 100, idleMs: 1e12, busyMs: 0 };
+      const policy = r ?? { periodUs: 100_000, lowPercent: 100, idleMs: 1e12, quietPercent: 0, busyMs: 0 };
       await writeFile(join(cpuDir, 'cpu.cfs_period_us'), String(policy.periodUs));
       let fillerProcs: string | undefined;
       let fillerFifo: string | undefined;

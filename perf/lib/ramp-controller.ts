@@ -2,8 +2,12 @@
  * The emulated plan's controller, run as its own process outside the emulation's cgroup (so its
  * own polling is not the workload's): it polls the group's cpuacct.usage every `pollUs` and, like
  * a power-saving clock, lowers the group's CFS quota to `lowPercent` of one CPU once the group has
- * used no CPU for `idleMs`, and lifts it again once the group has been busy for `busyMs` of wall
- * time (a pause longer than `pauseMs` ends a busy stretch before the ramp). Busy is having work:
+ * used at most `quietPercent` of a CPU over the last `idleMs` (a clock answers to utilisation: a
+ * server's background blips, a writer waking for 100 us, hold no real clock up, where counted as
+ * usage they would keep the quota lifted through waits the product's benchmark, whose idle gaps
+ * have no such blips, finds it lowered in), and lifts it again once the group has been busy for
+ * `busyMs` of wall time (a pause longer than `pauseMs` ends a busy stretch before the ramp). Busy
+ * is having work:
  * using CPU, or being held back by the quota (cpu.stat's nr_throttled counts every period the group
  * spends throttled), as a task on a slow clock would be running. A task that overruns its quota
  * until the next scheduler tick is held back for as many periods as it overran (12-16 ms at 25% of
@@ -29,6 +33,8 @@ interface Args {
   periodUs: number;
   lowPercent: number;
   idleMs: number;
+  /** The most CPU (% of one) the group may use over `idleMs` for the quota to drop; 0 by default. */
+  quietPercent?: number;
   busyMs: number;
   pollUs: number;
   /**
@@ -48,14 +54,26 @@ const lowQuota = String(Math.max(1000, Math.round((a.periodUs * a.lowPercent) / 
 const TICK_MS = 4;
 const pauseMs = (2 * a.periodUs) / 1000 + TICK_MS;
 const word = new Int32Array(new SharedArrayBuffer(4));
-const usage = () =>
-  readFileSync(a.usagePath, 'utf8') +
-  (a.statPath ? (/^nr_throttled (\d+)/m.exec(readFileSync(a.statPath, 'utf8'))?.[1] ?? '') : '');
+/** The group's CPU (ns) and its counters as one text (any change in either is activity). */
+const usage = () => {
+  const ns = readFileSync(a.usagePath, 'utf8');
+  const throttled = a.statPath
+    ? (/^nr_throttled (\d+)/m.exec(readFileSync(a.statPath, 'utf8'))?.[1] ?? '')
+    : '';
+  return { ns: Number(ns), key: ns + throttled };
+};
+/** The CPU (ns) the group may use over idleMs and still let the quota drop. */
+const quietNs = ((a.quietPercent ?? 0) / 100) * a.idleMs * 1e6;
+/**
+ * The group's usage at the polls of the last idleMs while the quota is lifted, oldest first: the
+ * first one is the last poll at least idleMs ago, once the quota has been lifted that long.
+ */
+const recent: { at: number; ns: number }[] = [];
 
 let low = false;
 let drops = 0;
 let lifts = 0;
-let last = usage();
+let last = usage().key;
 let now = performance.now();
 let lastActive = now;
 let busySince: number | null = null;
@@ -123,17 +141,21 @@ const tick = () => {
     Atomics.wait(word, 0, 0, a.pollUs / 1000);
     now = performance.now();
     const u = usage();
-    const active = u !== last;
-    last = u;
+    const active = u.key !== last;
+    last = u.key;
     restFiller(active);
     listTasks();
     if (!low) {
       if (active) lastActive = now;
-      else if (now - lastActive >= a.idleMs) {
+      recent.push({ at: now, ns: u.ns });
+      while (recent.length > 1 && now - recent[1]!.at >= a.idleMs) recent.shift();
+      const first = recent[0]!;
+      if (now - first.at >= a.idleMs && u.ns - first.ns <= quietNs) {
         setQuota(lowQuota);
         low = true;
         drops++;
         busySince = null;
+        recent.length = 0;
       }
       continue;
     }

@@ -73,6 +73,9 @@ export interface Run {
    * of the same work; the quantity the estimate is a share of.
    */
   workMs: number;
+  /** workMs's two parts per query or chunk (ms): the group's CPU, and the time the quota held it back. */
+  workCpuMs?: number;
+  heldMs?: number;
   /** pgbench: transactions per second; restore: chunks per second of work. */
   throughput: number;
   serverCpuMs: number;
@@ -389,6 +392,8 @@ export const runWorkloadCheck = async (
                 latencyMs,
                 serviceMs,
                 workMs: (workCpuMs + heldMs) / Math.max(1, units),
+                workCpuMs: workCpuMs / Math.max(1, units),
+                heldMs: heldMs / Math.max(1, units),
                 throughput,
                 serverCpuMs,
                 throttled: throttling.nrThrottled - before.throttling.nrThrottled,
