@@ -89,9 +89,14 @@ test('perf:workload, short: pgbench under no emulation and the slower ramp, with
     const slowed = runs.find((r) => r.plan === 'slower ramp');
     assert.ok((slowed?.fillerCpuMs ?? 0) > 0, 'the filler kept the CPU busy while the ramp throttled');
     assert.ok(slowed?.read.observation.workBurstsPerSecond !== undefined, 'the work bursts were read');
+    assert.ok(
+      (slowed?.heldMs ?? 0) > 0 && (slowed?.workCpuMs ?? 0) > 0,
+      "the run split the work's time into its CPU and the time the quota held it back",
+    );
     const cs = conditions(runs);
     assert.equal(cs.length, 2);
     assert.equal(cs.find((c) => c.plan === NONE)?.latencyChange.median, 0);
+    assert.equal(cs.find((c) => c.plan === NONE)?.added.median, 0, 'nothing held back without emulation');
     assert.match(table(cs), /^\| workload \| emulated plan \|/);
   } finally {
     const left = await readdir(temp);
