@@ -13,7 +13,7 @@
  * back and leaves the CPU it uses alone, so within one run the CPU used is the work and the time
  * held is what the plan added to it, while the run without emulation is another half minute, in
  * which the host gave the VM a different speed: on 2026-12-04 16:33 (docs/BENCHMARK.md) runs without
- * emulation used 35-50% more CPU per query than the same query in other rounds, the rest of the VM
+ * emulation used 36-52% more CPU per query than the same query in other rounds, the rest of the VM
  * idle, and the change against them swung from -5% to +45% for one condition whose held share
  * stayed at 41-49%. Records without the two parts (runs before 2026-12-04 16:30) fall back to the
  * change against no emulation. */
