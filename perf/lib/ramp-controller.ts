@@ -7,11 +7,11 @@
  * usage they would keep the quota lifted through waits the product's benchmark, whose idle gaps
  * have no such blips, finds it lowered in), and lifts it again once the group has been busy for
  * `busyMs` of wall time (a pause longer than `pauseMs` ends a busy stretch before the ramp). Busy
- * is having work:
- * using CPU, or being held back by the quota (cpu.stat's nr_throttled counts every period the group
- * spends throttled), as a task on a slow clock would be running. A task that overruns its quota
- * until the next scheduler tick is held back for as many periods as it overran (12-16 ms at 25% of
- * a 4 ms period, HZ=250), longer than a stretch could pause if only the CPU used counted.
+ * is having work: using CPU, or being held back by the quota (cpu.stat's nr_throttled counts every
+ * period the group spends throttled), as a task on a slow clock would be running. A task that
+ * overruns its quota until the next scheduler tick is held back for as many periods as it overran
+ * (12-16 ms at 25% of a 4 ms period, HZ=250), longer than a stretch could pause if only the CPU used
+ * counted.
  *
  *   node --import tsx ramp-controller.ts '<json: usagePath, quotaPath, periodUs, lowPercent, idleMs, busyMs, pollUs>'
  *

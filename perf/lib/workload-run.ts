@@ -70,7 +70,7 @@ export interface Run {
   /**
    * The server's work time per query or chunk (ms): the CPU its cgroup used and the time the
    * quota held it back (cpu.stat throttled_time, while it had work), what a slower clock makes
-   * of the same work; the quantity the estimate is a share of.
+   * of the same work. The estimate is held to its two parts' ratio (heldMs over workCpuMs).
    */
   workMs: number;
   /** workMs's two parts per query or chunk (ms): the group's CPU, and the time the quota held it back. */
