@@ -62,6 +62,12 @@ export const PLANS: readonly EmulatedPlan[] = [
   },
 ];
 
+export interface ControllerCounts {
+  drops: number;
+  lifts: number;
+  refalls: number;
+}
+
 export const describePlan = (p: EmulatedPlan): string =>
   p.ramp
     ? `quota ${p.ramp.lowPercent}% of a CPU (${(p.ramp.periodUs * p.ramp.lowPercent) / 100000} ms per ${p.ramp.periodUs / 1000} ms period) after ${p.ramp.idleMs} ms with at most ${p.ramp.quietPercent}% of a CPU used, a full CPU after ${p.ramp.busyMs} ms busy`
@@ -83,8 +89,12 @@ export interface PlanGroup {
   emulationCpuMs(): Promise<number>;
   /** CPU used so far by the busy filler running now, ms (0 without one). */
   fillerCpuMs(): Promise<number>;
-  /** Starts the plan's controller (or only lifts the quota for `none`); answers how to stop it. */
-  apply(plan: EmulatedPlan): Promise<() => Promise<{ drops: number; lifts: number }>>;
+  /**
+   * Starts the plan's controller (or only lifts the quota for `none`); answers how to stop it, which
+   * answers the controller's counts: quota dropped, lifted, and written again after a fallen
+   * group's work (refalls, ramp-controller.ts).
+   */
+  apply(plan: EmulatedPlan): Promise<() => Promise<ControllerCounts>>;
   remove(): Promise<void>;
 }
 
@@ -246,9 +256,9 @@ export const planGroup = async (
         if (fifoDir) await rm(fifoDir, { recursive: true, force: true });
         fifoDir = undefined;
         try {
-          return JSON.parse(out().trim().split('\n').at(-1) ?? '') as { drops: number; lifts: number };
+          return JSON.parse(out().trim().split('\n').at(-1) ?? '') as ControllerCounts;
         } catch {
-          return { drops: Number.NaN, lifts: Number.NaN };
+          return { drops: Number.NaN, lifts: Number.NaN, refalls: Number.NaN };
         }
       };
     },

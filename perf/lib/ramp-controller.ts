@@ -11,7 +11,9 @@
  * period the group spends throttled), as a task on a slow clock would be running. A task that
  * overruns its quota until the next scheduler tick is held back for as many periods as it overran
  * (12-16 ms at 25% of a 4 ms period, HZ=250), longer than a stretch could pause if only the CPU used
- * counted.
+ * counted. Fallen, once the group has worked and is quiet again as for a fall, it writes the low
+ * quota again, which clears the runtime the group had stored (`fresh` below), so that every burst
+ * after a quiet stretch starts as after the fall.
  *
  *   node --import tsx ramp-controller.ts '<json: usagePath, quotaPath, periodUs, lowPercent, idleMs, busyMs, pollUs>'
  *
@@ -21,7 +23,8 @@
  * filler asks to through its FIFO, having found nothing of the group runnable: the filler writes no
  * cgroup file itself, since a move may sleep on a lock and a sleep would count as a burst of work.
  *
- * It prints `ready` once polling; on SIGTERM it lifts the quota and prints its counters as JSON (drops, lifts) before exiting.
+ * It prints `ready` once polling; on SIGTERM it lifts the quota and prints its counters as JSON
+ * (drops, lifts, refalls: the quota written again after work while fallen) before exiting.
  */
 import { constants, openSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
 
@@ -65,12 +68,23 @@ const usage = () => {
 /** The CPU (ns) the group may use over idleMs and still let the quota drop. */
 const quietNs = ((a.quietPercent ?? 0) / 100) * a.idleMs * 1e6;
 /**
- * The group's usage at the polls of the last idleMs while the quota is lifted, oldest first: the
- * first one is the last poll at least idleMs ago, once the quota has been lifted that long.
+ * The group's usage at the polls of the last idleMs, oldest first: the first one is the last poll
+ * at least idleMs ago, once the controller has polled that long since the quota last dropped.
  */
 const recent: { at: number; ns: number }[] = [];
 
 let low = false;
+/**
+ * Whether the group has had no work since the quota was last written. Writing the quota resets the
+ * runtime the group has stored: a CPU's leftover (up to 1 ms, min_cfs_rq_runtime, kept by a task
+ * that goes to sleep) and a debt (a task that overran until the tick), while the global pool holds
+ * one quota. Left alone, a burst after a wait in the fallen state starts with up to two quotas to
+ * spend at full speed, or with a debt, where one after the fall starts with one: the same fallen
+ * clock would treat short work by its history. So once the group is quiet again as for a fall, the
+ * quota is written again: every burst after a quiet stretch starts as after the fall.
+ */
+let fresh = false;
+let refalls = 0;
 let drops = 0;
 let lifts = 0;
 let last = usage().key;
@@ -145,19 +159,27 @@ const tick = () => {
     last = u.key;
     restFiller(active);
     listTasks();
+    recent.push({ at: now, ns: u.ns });
+    while (recent.length > 1 && now - recent[1]!.at >= a.idleMs) recent.shift();
+    const quiet = now - recent[0]!.at >= a.idleMs && u.ns - recent[0]!.ns <= quietNs;
     if (!low) {
       if (active) lastActive = now;
-      recent.push({ at: now, ns: u.ns });
-      while (recent.length > 1 && now - recent[1]!.at >= a.idleMs) recent.shift();
-      const first = recent[0]!;
-      if (now - first.at >= a.idleMs && u.ns - first.ns <= quietNs) {
+      if (quiet) {
         setQuota(lowQuota);
         low = true;
+        fresh = true;
         drops++;
         busySince = null;
         recent.length = 0;
       }
       continue;
+    }
+    if (active) fresh = false;
+    else if (quiet && !fresh) {
+      // Fallen again: the quota written anew, the group's stored runtime gone.
+      setQuota(lowQuota);
+      fresh = true;
+      refalls++;
     }
     if (active) {
       if (busySince === null || now - lastActive > pauseMs) busySince = now;
@@ -173,7 +195,7 @@ const tick = () => {
   }
   if (stopping) {
     setQuota('-1');
-    process.stdout.write(`${JSON.stringify({ drops, lifts })}\n`);
+    process.stdout.write(`${JSON.stringify({ drops, lifts, refalls })}\n`);
     process.exit(0);
   }
   // Back to the event loop now and then, so that SIGTERM is seen.
