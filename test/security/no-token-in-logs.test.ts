@@ -25,7 +25,11 @@ const send = (url: string, path: string, headers: Record<string, string>, method
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
-    req.on('error', reject);
+    // A server refusing a body too large may answer and close before the whole body is written:
+    // the write then fails (EPIPE, ECONNRESET), and the refusal's log line is what is checked.
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      e.code === 'EPIPE' || e.code === 'ECONNRESET' ? resolve(0) : reject(e),
+    );
     req.end(body);
   });
 
