@@ -94,6 +94,11 @@ let busySince: number | null = null;
 let stopping = false;
 
 const setQuota = (quota: string) => writeFileSync(a.quotaPath, quota);
+/** The low quota written (again): the clock down, the group's stored runtime gone. */
+const fall = () => {
+  setQuota(lowQuota);
+  fresh = true;
+};
 /**
  * Moving the filler is a cgroup migration: done when the group's activity starts, and again every
  * few polls while it lasts (the filler may have gone to rest between two slices of the group).
@@ -165,9 +170,8 @@ const tick = () => {
     if (!low) {
       if (active) lastActive = now;
       if (quiet) {
-        setQuota(lowQuota);
+        fall();
         low = true;
-        fresh = true;
         drops++;
         busySince = null;
         recent.length = 0;
@@ -176,9 +180,7 @@ const tick = () => {
     }
     if (active) fresh = false;
     else if (quiet && !fresh) {
-      // Fallen again: the quota written anew, the group's stored runtime gone.
-      setQuota(lowQuota);
-      fresh = true;
+      fall();
       refalls++;
     }
     if (active) {

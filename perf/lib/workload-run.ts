@@ -13,7 +13,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type EmulatedPlan, PLANS, type PlanGroup, planGroup } from './emulation.ts';
+import { type ControllerCounts, type EmulatedPlan, PLANS, type PlanGroup, planGroup } from './emulation.ts';
 import { makeDump, pacedRestore, pgbench } from './pg-load.ts';
 import { type Cluster, startCluster } from './postgres.ts';
 import { cpuMsOrZero } from './processes.ts';
@@ -259,10 +259,7 @@ export const runWorkloadCheck = async (
     const runs: Run[] = [];
     const benchmarks: Record<string, unknown> = {};
     const disturbedBenchmarks: string[] = [];
-    const proof = new Map<
-      string,
-      { drops: number; lifts: number; refalls: number; nrThrottled: number; throttledMs: number }
-    >();
+    const proof = new Map<string, ControllerCounts & { nrThrottled: number; throttledMs: number }>();
     const cpus = o.cpus ? String(o.cpus.workload) : undefined;
     const c = cluster;
     /** Runs `fn` under `plan`: its emulation applied, the product told the plan it stands for. */
