@@ -3,11 +3,13 @@
  * cgroup's: it drops the quota once the group has been quiet, writes it again when the group,
  * fallen, has worked and gone quiet again (the runtime a burst left stored would let the next
  * one start otherwise than after the fall), leaves it alone while nothing happens, and lifts it
- * on SIGTERM with its counts.
+ * on SIGTERM with its counts; and that it moves the busy filler to fill only once the group is held
+ * back by its quota, and back to rest when the filler asks.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -20,6 +22,33 @@ const until = async (what: string, ok: () => Promise<boolean>, ms = 3000) => {
     if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
     await sleep(5);
   }
+};
+
+/** Starts the controller on stand-in files; answers its output so far and how to stop it. */
+const controller = (args: object) => {
+  const c = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(repoRoot, 'perf/lib/ramp-controller.ts'), JSON.stringify(args)],
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  c.stdout.on('data', (d) => {
+    out += d;
+  });
+  return {
+    out: () => out,
+    stop: async () => {
+      const exited = new Promise((res) => c.once('exit', res));
+      c.kill('SIGTERM');
+      await exited;
+    },
+  };
+};
+
+/** Replaces a stand-in file whole (a rename), as the kernel's file never reads half written. */
+const replace = async (path: string, text: string) => {
+  await writeFile(`${path}.new`, text);
+  await rename(`${path}.new`, path);
 };
 
 test('ramp controller: drops when quiet, falls again after work, leaves a quiet group alone', async () => {
@@ -41,38 +70,83 @@ test('ramp controller: drops when quiet, falls again after work, leaves a quiet 
     busyMs: 60_000,
     pollUs: 1000,
   };
-  const c = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(repoRoot, 'perf/lib/ramp-controller.ts'), JSON.stringify(args)],
-    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  c.stdout.on('data', (d) => {
-    out += d;
-  });
+  const c = controller(args);
   const quota = () => readFile(quotaPath, 'utf8');
   try {
-    await until('ready', async () => out.includes('ready\n'), 30_000);
+    await until('ready', async () => c.out().includes('ready\n'), 30_000);
     await until('the quota dropped to 1 ms', async () => (await quota()) === '1000');
     // A mark in place of the quota shows whether the controller writes it again.
     await writeFile(quotaPath, 'mark');
     await sleep(150);
     assert.equal(await quota(), 'mark', 'a fallen group that stays quiet: the quota is not written again');
     // Work while fallen (2 ms of CPU, far from the lift: one change read is work), then quiet again.
-    // Written whole (a rename), as the kernel's file never reads half written.
-    await writeFile(`${usagePath}.new`, '2000000');
-    await rename(`${usagePath}.new`, usagePath);
+    await replace(usagePath, '2000000');
     await until('the quota written again once quiet', async () => (await quota()) === '1000');
     await writeFile(quotaPath, 'mark');
     await sleep(150);
     assert.equal(await quota(), 'mark', 'written once per quiet stretch');
   } finally {
-    const exited = new Promise((res) => c.once('exit', res));
-    c.kill('SIGTERM');
-    await exited;
+    await c.stop();
   }
-  const counts = JSON.parse(out.trim().split('\n').at(-1) ?? '{}');
+  const counts = JSON.parse(c.out().trim().split('\n').at(-1) ?? '{}');
   assert.deepEqual(counts, { drops: 1, lifts: 0, refalls: 1 });
   assert.equal(await quota(), '-1', 'lifted on SIGTERM');
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('ramp controller: the filler fills once the group is held back, rests when it asks', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'powerplan-ramp-'));
+  const path = (name: string) => join(dir, name);
+  await writeFile(path('cpuacct.usage'), '0');
+  const stat = (throttled: number) => `nr_periods 0\nnr_throttled ${throttled}\nthrottled_time 0\n`;
+  await writeFile(path('cpu.stat'), stat(0));
+  await writeFile(path('cpu.cfs_quota_us'), '-1');
+  for (const f of ['fill', 'rest', 'tasks']) await writeFile(path(f), '');
+  execFileSync('mkfifo', [path('fifo')]);
+  const filler = {
+    pid: 4242,
+    fill: path('fill'),
+    rest: path('rest'),
+    fifo: path('fifo'),
+    tasks: path('tasks'),
+    list: path('list'),
+  };
+  const c = controller({
+    usagePath: path('cpuacct.usage'),
+    statPath: path('cpu.stat'),
+    quotaPath: path('cpu.cfs_quota_us'),
+    periodUs: 4000,
+    lowPercent: 25,
+    idleMs: 30,
+    quietPercent: 5,
+    busyMs: 60_000,
+    pollUs: 1000,
+    filler,
+  });
+  const read = (name: string) => readFile(path(name), 'utf8');
+  try {
+    await until('ready', async () => c.out().includes('ready\n'), 30_000);
+    await until('the quota dropped', async () => (await read('cpu.cfs_quota_us')) === '1000');
+    // Work the quota let through (a blip, a burst shorter than the quota): nothing to fill.
+    await replace(path('cpuacct.usage'), '300000');
+    await sleep(100);
+    assert.equal(await read('fill'), '', 'work not held back leaves the filler resting');
+    await replace(path('cpu.stat'), stat(1));
+    await until('moved to fill once held back', async () => (await read('fill')) === '4242');
+    // The filler found nothing of the group runnable and asks to rest (a FIFO it never waits on).
+    const ask = await open(path('fifo'), constants.O_WRONLY | constants.O_NONBLOCK);
+    await ask.write('r');
+    await until('moved to rest when it asked', async () => (await read('rest')) === '4242');
+    await writeFile(path('rest'), '');
+    await writeFile(path('fill'), '');
+    await ask.write('r');
+    await sleep(100);
+    assert.equal(await read('rest'), '', 'a resting filler is not moved again');
+    await replace(path('cpu.stat'), stat(2));
+    await until('moved to fill when held back again', async () => (await read('fill')) === '4242');
+    await ask.close();
+  } finally {
+    await c.stop();
+  }
   await rm(dir, { recursive: true, force: true });
 });
