@@ -24,6 +24,9 @@ const until = async (what: string, ok: () => Promise<boolean>, ms = 3000) => {
   }
 };
 
+/** The slower ramp's quota, falling after 30 ms, never lifted by work; polled every millisecond. */
+const POLICY = { periodUs: 4000, lowPercent: 25, idleMs: 30, quietPercent: 5, busyMs: 60_000, pollUs: 1000 };
+
 /** Starts the controller on stand-in files; answers its output so far and how to stop it. */
 const controller = (args: object) => {
   const c = spawn(
@@ -63,12 +66,7 @@ test('ramp controller: drops when quiet, falls again after work, leaves a quiet 
     usagePath,
     statPath,
     quotaPath,
-    periodUs: 4000,
-    lowPercent: 25,
-    idleMs: 30,
-    quietPercent: 5,
-    busyMs: 60_000,
-    pollUs: 1000,
+    ...POLICY,
   };
   const c = controller(args);
   const quota = () => readFile(quotaPath, 'utf8');
@@ -115,12 +113,7 @@ test('ramp controller: the filler fills once the group is held back, rests when 
     usagePath: path('cpuacct.usage'),
     statPath: path('cpu.stat'),
     quotaPath: path('cpu.cfs_quota_us'),
-    periodUs: 4000,
-    lowPercent: 25,
-    idleMs: 30,
-    quietPercent: 5,
-    busyMs: 60_000,
-    pollUs: 1000,
+    ...POLICY,
     filler,
   });
   const read = (name: string) => readFile(path(name), 'utf8');
