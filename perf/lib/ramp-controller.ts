@@ -18,8 +18,8 @@
  *   node --import tsx ramp-controller.ts '<json: usagePath, quotaPath, periodUs, lowPercent, idleMs, busyMs, pollUs>'
  *
  * With `filler` it moves the busy filler (slow-clock-filler.py), which keeps the workload's CPU busy
- * while the group is throttled, into its filling cgroup whenever the group was held back since the
- * last poll, and back into its resting cgroup (a quota it has used up) when the
+ * while the group is throttled, into its filling cgroup whenever the group used CPU or was held back
+ * while its own quota is low, and back into its resting cgroup (a quota it has used up) when the
  * filler asks to through its FIFO, having found nothing of the group runnable: the filler writes no
  * cgroup file itself, since a move may sleep on a lock and a sleep would count as a burst of work.
  *
@@ -57,16 +57,13 @@ const lowQuota = String(Math.max(1000, Math.round((a.periodUs * a.lowPercent) / 
 const TICK_MS = 4;
 const pauseMs = (2 * a.periodUs) / 1000 + TICK_MS;
 const word = new Int32Array(new SharedArrayBuffer(4));
-/**
- * The group's CPU (ns), the periods it was held back in (nr_throttled) and both as one text (any
- * change in either is activity).
- */
+/** The group's CPU (ns) and its counters as one text (any change in either is activity). */
 const usage = () => {
   const ns = readFileSync(a.usagePath, 'utf8');
   const throttled = a.statPath
     ? (/^nr_throttled (\d+)/m.exec(readFileSync(a.statPath, 'utf8'))?.[1] ?? '')
     : '';
-  return { ns: Number(ns), throttled, key: ns + throttled };
+  return { ns: Number(ns), key: ns + throttled };
 };
 /** The CPU (ns) the group may use over idleMs and still let the quota drop. */
 const quietNs = ((a.quietPercent ?? 0) / 100) * a.idleMs * 1e6;
@@ -90,9 +87,7 @@ let fresh = false;
 let refalls = 0;
 let drops = 0;
 let lifts = 0;
-const first = usage();
-let last = first.key;
-let lastThrottled = first.throttled;
+let last = usage().key;
 let now = performance.now();
 let lastActive = now;
 let busySince: number | null = null;
@@ -105,38 +100,36 @@ const fall = () => {
   fresh = true;
 };
 /**
- * The filler fills only while the group is held back: moved to fill at the first poll that finds
- * the group throttled since the last (so the throttled CPU idles for up to one poll first), and back
- * to rest at the first poll after it asked to, unless the group was throttled again meanwhile.
- * Moved to fill on any of the group's work instead, it spun through every short burst's end until
- * the next poll but one: under the slow ramp, 2.5 ms queries 200 ms apart read 1.3-2.8 times the
- * held time as the filler's, 0.6-1.7 ms more busy time per query than a slow clock would show.
+ * Moving the filler is a cgroup migration: done when the group's activity starts, and again every
+ * few polls while it lasts (the filler may have gone to rest between two slices of the group).
  */
-let filling = false;
-const wakeFiller = () => {
-  if (!a.filler || filling) return;
-  filling = true;
+const WAKE_EVERY = 8;
+let sinceWake = WAKE_EVERY;
+const wakeFiller = (starting: boolean) => {
+  if (!a.filler || (!starting && ++sinceWake < WAKE_EVERY)) return;
+  sinceWake = 0;
+  restAsked = false;
   writeFileSync(a.filler.fill, String(a.filler.pid));
 };
 /** The filler's requests to rest (a byte each), read without waiting. */
 const asks = a.filler ? openSync(a.filler.fifo, constants.O_RDONLY | constants.O_NONBLOCK) : null;
 const askBuffer = Buffer.alloc(64);
 /**
- * Moves the filler to rest when it asked to since the last poll and the group was not held back
- * meanwhile: the filler asks only while nothing of the group is runnable (a throttled task is), so
- * a throttle since the last poll is newer than the request. It asks again every millisecond.
+ * A request to rest holds until the filler rests or is moved to fill again: one read in a poll that
+ * saw the group active would otherwise be lost, and the filler asks again only a millisecond later.
  */
-const restFiller = (heldBack: boolean) => {
+let restAsked = false;
+/** Moves the filler to rest when it asked to and the group showed no activity this poll. */
+const restFiller = (active: boolean) => {
   if (asks === null || !a.filler) return;
-  let asked = false;
   try {
-    asked = readSync(asks, askBuffer, 0, askBuffer.length, null) > 0;
+    if (readSync(asks, askBuffer, 0, askBuffer.length, null) > 0) restAsked = true;
   } catch {
     // EAGAIN: nothing asked.
   }
-  if (asked && filling && !heldBack) {
+  if (restAsked && !active) {
     writeFileSync(a.filler.rest, String(a.filler.pid));
-    filling = false;
+    restAsked = false;
   }
 };
 /**
@@ -169,10 +162,7 @@ const tick = () => {
     const u = usage();
     const active = u.key !== last;
     last = u.key;
-    const heldBack = u.throttled !== lastThrottled;
-    lastThrottled = u.throttled;
-    restFiller(heldBack);
-    if (heldBack) wakeFiller();
+    restFiller(active);
     listTasks();
     recent.push({ at: now, ns: u.ns });
     while (recent.length > 1 && now - recent[1]!.at >= a.idleMs) recent.shift();
@@ -195,6 +185,7 @@ const tick = () => {
     }
     if (active) {
       if (busySince === null || now - lastActive > pauseMs) busySince = now;
+      wakeFiller(now - lastActive > a.pollUs / 1000 + 0.1);
       lastActive = now;
     } else if (now - lastActive > pauseMs) busySince = null; // the stretch ended before the ramp
     if (busySince !== null && now - busySince >= a.busyMs) {

@@ -12,7 +12,7 @@ slept once per slowed burst would count as one more burst of work each time (the
 a process's voluntary sleeps). Held back by the resting group's quota it stops involuntarily; it
 writes no cgroup file itself (a move takes a lock a writer may sleep on: that was 2-3 voluntary
 sleeps a second) and reads none (below). The controller moves it into the filling group when the
-emulation's group was held back by its quota since the controller's last poll. Filling, it spins while any task of the group is runnable
+emulation's group used CPU or was held back while its quota is low. Filling, it spins while any task of the group is runnable
 (a throttled task is runnable, not asleep) and yields at every turn, so that the group runs the
 moment its quota is refilled (an unthrottled group does not preempt a running task: the kernel
 reschedules at unthrottle only an idle CPU); once nothing is, it asks the controller, through the
