@@ -27,6 +27,9 @@ const until = async (what: string, ok: () => Promise<boolean>, ms = 3000) => {
 /** The slower ramp's quota, falling after 30 ms, never lifted by work; polled every millisecond. */
 const POLICY = { periodUs: 4000, lowPercent: 25, idleMs: 30, quietPercent: 5, busyMs: 60_000, pollUs: 1000 };
 
+/** A group's cpu.stat with `throttled` periods held back. */
+const stat = (throttled: number) => `nr_periods 0\nnr_throttled ${throttled}\nthrottled_time 0\n`;
+
 /** Starts the controller on stand-in files; answers its output so far and how to stop it. */
 const controller = (args: object) => {
   const c = spawn(
@@ -60,15 +63,9 @@ test('ramp controller: drops when quiet, falls again after work, leaves a quiet 
   const statPath = join(dir, 'cpu.stat');
   const quotaPath = join(dir, 'cpu.cfs_quota_us');
   await writeFile(usagePath, '0');
-  await writeFile(statPath, 'nr_periods 0\nnr_throttled 0\nthrottled_time 0\n');
+  await writeFile(statPath, stat(0));
   await writeFile(quotaPath, '-1');
-  const args = {
-    usagePath,
-    statPath,
-    quotaPath,
-    ...POLICY,
-  };
-  const c = controller(args);
+  const c = controller({ usagePath, statPath, quotaPath, ...POLICY });
   const quota = () => readFile(quotaPath, 'utf8');
   try {
     await until('ready', async () => c.out().includes('ready\n'), 30_000);
@@ -96,7 +93,6 @@ test('ramp controller: the filler fills on work while the quota is low, rests wh
   const dir = await mkdtemp(join(tmpdir(), 'powerplan-ramp-'));
   const path = (name: string) => join(dir, name);
   await writeFile(path('cpuacct.usage'), '0');
-  const stat = (throttled: number) => `nr_periods 0\nnr_throttled ${throttled}\nthrottled_time 0\n`;
   await writeFile(path('cpu.stat'), stat(0));
   await writeFile(path('cpu.cfs_quota_us'), '-1');
   for (const f of ['fill', 'rest', 'tasks']) await writeFile(path(f), '');
