@@ -66,6 +66,8 @@ export interface ControllerCounts {
   drops: number;
   lifts: number;
   refalls: number;
+  /** Runnable tasks charged between ticks (ramp-controller.ts), with the filler. */
+  charges: number;
 }
 
 export const describePlan = (p: EmulatedPlan): string =>
@@ -229,6 +231,9 @@ export const planGroup = async (
                 tasks: join(cpuDir, 'tasks'),
                 list: fillerList,
               },
+              // With the filler the workload's CPU is busy whenever a task of the group is runnable,
+              // so charging it between ticks never wakes an idle CPU.
+              charge: join(cpuDir, 'tasks'),
             }
           : {}),
       };
@@ -258,7 +263,7 @@ export const planGroup = async (
         try {
           return JSON.parse(out().trim().split('\n').at(-1) ?? '') as ControllerCounts;
         } catch {
-          return { drops: Number.NaN, lifts: Number.NaN, refalls: Number.NaN };
+          return { drops: Number.NaN, lifts: Number.NaN, refalls: Number.NaN, charges: Number.NaN };
         }
       };
     },

@@ -273,11 +273,19 @@ export const runWorkloadCheck = async (
         const counters = await stop();
         const th1 = await group.throttling();
         const key = `${round}\u0000${plan.name}`;
-        const was = proof.get(key) ?? { drops: 0, lifts: 0, refalls: 0, nrThrottled: 0, throttledMs: 0 };
+        const was = proof.get(key) ?? {
+          drops: 0,
+          lifts: 0,
+          refalls: 0,
+          charges: 0,
+          nrThrottled: 0,
+          throttledMs: 0,
+        };
         proof.set(key, {
           drops: was.drops + counters.drops,
           lifts: was.lifts + counters.lifts,
           refalls: was.refalls + counters.refalls,
+          charges: was.charges + counters.charges,
           nrThrottled: was.nrThrottled + th1.nrThrottled - th0.nrThrottled,
           throttledMs: was.throttledMs + th1.throttledMs - th0.throttledMs,
         });
@@ -421,7 +429,7 @@ export const runWorkloadCheck = async (
       .map(([key, v]) => {
         const [round, name] = key.split('\u0000');
         return (
-          `round ${Number(round) + 1} ${name}: quota dropped ${v.drops}x, lifted ${v.lifts}x, written again ${v.refalls}x; ` +
+          `round ${Number(round) + 1} ${name}: quota dropped ${v.drops}x, lifted ${v.lifts}x, written again ${v.refalls}x, runnable tasks charged between ticks ${v.charges}x; ` +
           `nr_throttled +${v.nrThrottled}, throttled ${v.throttledMs.toFixed(0)} ms`
         );
       });

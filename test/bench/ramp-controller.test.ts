@@ -3,14 +3,16 @@
  * cgroup's: it drops the quota once the group has been quiet, writes it again when the group,
  * fallen, has worked and gone quiet again (the runtime a burst left stored would let the next
  * one start otherwise than after the fall), leaves it alone while nothing happens, and lifts it
- * on SIGTERM with its counts; and that it moves the busy filler to fill when the group works or is
- * held back while its quota is low, and back to rest when the filler asks.
+ * on SIGTERM with its counts; that it moves the busy filler to fill when the group works or is
+ * held back while its quota is low, and back to rest when the filler asks; and that it charges the
+ * group's runnable tasks between ticks only while the quota is low, leaving their nice values as
+ * they were.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -84,7 +86,7 @@ test('ramp controller: drops when quiet, falls again after work, leaves a quiet 
     await c.stop();
   }
   const counts = JSON.parse(c.out().trim().split('\n').at(-1) ?? '{}');
-  assert.deepEqual(counts, { drops: 1, lifts: 0, refalls: 1 });
+  assert.deepEqual(counts, { drops: 1, lifts: 0, refalls: 1, charges: 0 });
   assert.equal(await quota(), '-1', 'lifted on SIGTERM');
   await rm(dir, { recursive: true, force: true });
 });
@@ -134,4 +136,49 @@ test('ramp controller: the filler fills on work while the quota is low, rests wh
     await c.stop();
   }
   await rm(dir, { recursive: true, force: true });
+});
+
+test('ramp controller: charges the runnable tasks between ticks while the quota is low, and only those', {
+  skip: process.getuid?.() !== 0 && 'needs root: a nice value set a step down and back',
+}, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'powerplan-ramp-'));
+  const path = (name: string) => join(dir, name);
+  const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+  const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600_000)'], { stdio: 'ignore' });
+  /** Runs the controller for `ms` over the tasks listed; answers its charges. */
+  const charges = async (tasks: readonly number[], policy: object, ms: number) => {
+    await writeFile(path('cpuacct.usage'), '0');
+    await writeFile(path('cpu.stat'), stat(0));
+    await writeFile(path('cpu.cfs_quota_us'), '-1');
+    await writeFile(path('tasks'), tasks.map((t) => `${t}\n`).join(''));
+    const c = controller({
+      usagePath: path('cpuacct.usage'),
+      statPath: path('cpu.stat'),
+      quotaPath: path('cpu.cfs_quota_us'),
+      ...policy,
+      charge: path('tasks'),
+    });
+    try {
+      await until('ready', async () => c.out().includes('ready\n'), 30_000);
+      await sleep(ms);
+    } finally {
+      await c.stop();
+    }
+    return JSON.parse(c.out().trim().split('\n').at(-1) ?? '{}').charges as number;
+  };
+  try {
+    const nice = [getPriority(spinner.pid), getPriority(sleeper.pid)];
+    assert.equal(await charges([sleeper.pid!], POLICY, 300), 0, 'a sleeping task is not charged');
+    assert.ok(
+      (await charges([spinner.pid!, sleeper.pid!], POLICY, 300)) > 10,
+      'a running one is, every poll',
+    );
+    const lifted = { ...POLICY, idleMs: 60_000 };
+    assert.equal(await charges([spinner.pid!], lifted, 300), 0, 'none while the quota is lifted');
+    assert.deepEqual([getPriority(spinner.pid), getPriority(sleeper.pid)], nice, 'nice values as they were');
+  } finally {
+    spinner.kill();
+    sleeper.kill();
+    await rm(dir, { recursive: true, force: true });
+  }
 });
