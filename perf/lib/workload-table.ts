@@ -172,3 +172,34 @@ export const table = (cs: readonly Condition[]): string => {
   }
   return lines.join('\n');
 };
+
+/**
+ * For perf:workload-replay --resample: per emulated condition, the chance that `rounds` rounds
+ * drawn from its recorded ones (with replacement) put the median estimate within the goal of the
+ * median held share, as the table takes them, over `draws` draws from a fixed seed (mulberry32),
+ * so that the same files give the same figures.
+ */
+export const resample = (runs: readonly Run[], rounds: number, draws = 4000) => {
+  let seed = 0x9e3779b9;
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const keys = [...new Set(runs.filter((r) => r.plan !== NONE).map((r) => `${r.workload}\u0000${r.plan}`))];
+  return keys.map((key) => {
+    const [workload, plan] = key.split('\u0000') as [string, string];
+    const pairs = runs.flatMap((r) =>
+      r.workload === workload && r.plan === plan && r.read.estimate && r.heldMs !== undefined && r.workCpuMs
+        ? [{ held: (r.heldMs / r.workCpuMs) * 100, estimate: r.read.estimate.addedPercent }]
+        : [],
+    );
+    let within = 0;
+    for (let d = 0; d < draws && pairs.length; d++) {
+      const drawn = Array.from({ length: rounds }, () => pairs[Math.floor(random() * pairs.length)]!);
+      if (withinGoal(median(drawn.map((p) => p.estimate)), median(drawn.map((p) => p.held)))) within++;
+    }
+    return { workload, plan, rounds: pairs.length, chance: pairs.length ? within / draws : 0 };
+  });
+};
