@@ -24,7 +24,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { perfArgs } from './lib/args.ts';
-import { describePlan, PLANS, planGroup } from './lib/emulation.ts';
+import { type ControllerCounts, describePlan, PLANS, planGroup } from './lib/emulation.ts';
 import { footer, header, median } from './lib/machine.ts';
 import { onCpu, repoRoot } from './lib/processes.ts';
 
@@ -50,9 +50,10 @@ const controllerCpu = cpus >= 2 ? cpus - 1 : undefined;
 const ramps = PLANS.filter((p) => p.ramp);
 
 type Bursts = Record<'compute' | 'kernel', Record<string, [number, number][]>>;
+type Measured = { bursts: Bursts; counts: ControllerCounts };
 
 /** One plan's bursts: the child calibrated outside the group, moved in, then run. */
-const measure = async (plan: (typeof ramps)[number]): Promise<Bursts> => {
+const measure = async (plan: (typeof ramps)[number]): Promise<Measured> => {
   const name = `powerplan-bursts-${process.pid}`;
   const group = await planGroup(name, controllerCpu, {
     filler: true,
@@ -74,14 +75,17 @@ const measure = async (plan: (typeof ramps)[number]): Promise<Bursts> => {
     if (!ready?.startsWith('ready ')) throw new Error(`the burst child said ${ready ?? 'nothing'}`);
     await group.adopt(child.pid!);
     const stop = await group.apply(plan);
+    let bursts: Bursts;
     try {
       child.stdin!.write('go\n');
       const result = (await lines.next()).value as string | undefined;
       if (!result) throw new Error('the burst child ended without its figures');
-      return (JSON.parse(result) as { out: Bursts }).out;
-    } finally {
+      bursts = (JSON.parse(result) as { out: Bursts }).out;
+    } catch (e) {
       await stop();
+      throw e;
     }
+    return { bursts, counts: await stop() };
   } finally {
     await group.remove();
   }
@@ -96,7 +100,11 @@ for (const plan of ramps) {
   console.log(`\n## ${plan.name}: ${describePlan(plan)}\n`);
   let bursts: Bursts;
   try {
-    bursts = await measure(plan);
+    const m = await measure(plan);
+    bursts = m.bursts;
+    console.log(
+      `The controller: quota dropped ${m.counts.drops}x, lifted ${m.counts.lifts}x, written again ${m.counts.refalls}x, runnable tasks charged between ticks ${m.counts.charges}x\n`,
+    );
   } catch (e) {
     process.stderr.write(`emulation-bursts.ts: ${(e as Error).message}\n`);
     process.exit(2);
