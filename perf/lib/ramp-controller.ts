@@ -140,8 +140,9 @@ const restFiller = (active: boolean) => {
   }
 };
 /**
- * The group's tasks copied for the filler every LIST_EVERY polls (50 ms), replaced whole (a rename):
- * the filler then reads no cgroup file, whose opening may sleep (slow-clock-filler.py).
+ * The group's tasks read every LIST_EVERY polls (50 ms): copied for the filler, replaced whole (a
+ * rename), so that the filler reads no cgroup file, whose opening may sleep (slow-clock-filler.py);
+ * and watched, to be charged (charge, below).
  */
 const LIST_EVERY = Math.max(1, Math.round(50_000 / a.pollUs));
 let sinceList = LIST_EVERY;
@@ -209,7 +210,7 @@ const charge = () => {
     const nice = Number(fields[16]);
     try {
       // Down a step first: that needs the privilege the step back does not, so a controller
-      // without it changes nothing.
+      // without it changes nothing (at -20, the lowest, up and back: only root sets a task there).
       setPriority(tid, nice <= -20 ? nice + 1 : nice - 1);
       setPriority(tid, nice);
       charges++;
