@@ -60,12 +60,11 @@ const measure = async (plan: (typeof ramps)[number]): Promise<Measured> => {
     ...(workloadCpu !== undefined ? { workloadCpu } : {}),
   });
   try {
-    const statPath = join('/sys/fs/cgroup/cpu', name, 'cpu.stat');
     const [cmd, ...args] = onCpu(
       [
         process.execPath,
         join(repoRoot, 'perf/lib/burst-child.mjs'),
-        JSON.stringify({ works, repetitions, gapMs, statPath }),
+        JSON.stringify({ works, repetitions, gapMs, statPath: group.statPath }),
       ],
       workloadCpu,
     );

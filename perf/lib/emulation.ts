@@ -79,6 +79,8 @@ const V1 = '/sys/fs/cgroup';
 
 export interface PlanGroup {
   usagePath: string;
+  /** The group's cpu.stat (throttled_time: the time its quota held it back, ns). */
+  statPath: string;
   /** Moves a process (all its threads) and every descendant it has now into the group. */
   adopt(pid: number): Promise<void>;
   /** Moves a process (and its descendants) back to the root groups. */
@@ -157,6 +159,7 @@ export const planGroup = async (
   await writeFile(join(cpuDir, 'cpu.shares'), '88761');
   await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
   const usagePath = join(acctDir, 'cpuacct.usage');
+  const statPath = join(cpuDir, 'cpu.stat');
   const move = async (pid: number, into: boolean) => {
     for (const p of await descendants(pid))
       for (const r of roots)
@@ -171,11 +174,12 @@ export const planGroup = async (
   let fifoDir: string | undefined;
   return {
     usagePath,
+    statPath,
     adopt: (pid) => move(pid, true),
     release: (pid) => move(pid, false),
     usageNs: async () => Number(await readFile(usagePath, 'utf8')),
     throttling: async () => {
-      const s = await readFile(join(cpuDir, 'cpu.stat'), 'utf8');
+      const s = await readFile(statPath, 'utf8');
       const n = (k: string) => Number(new RegExp(`^${k} (\\d+)`, 'm').exec(s)?.[1] ?? 0);
       return { nrThrottled: n('nr_throttled'), throttledMs: n('throttled_time') / 1e6 };
     },
@@ -217,7 +221,7 @@ export const planGroup = async (
       }
       const args = {
         usagePath,
-        statPath: join(cpuDir, 'cpu.stat'),
+        statPath,
         quotaPath: join(cpuDir, 'cpu.cfs_quota_us'),
         pollUs: 250,
         ...policy,
@@ -228,12 +232,12 @@ export const planGroup = async (
                 fill: fillerProcs,
                 rest: join(restDir, 'cgroup.procs'),
                 fifo: fillerFifo,
-                tasks: join(cpuDir, 'tasks'),
                 list: fillerList,
               },
+              tasks: join(cpuDir, 'tasks'),
               // With the filler the workload's CPU is busy whenever a task of the group is runnable,
               // so charging it between ticks never wakes an idle CPU.
-              charge: join(cpuDir, 'tasks'),
+              charge: true,
             }
           : {}),
       };

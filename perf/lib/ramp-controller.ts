@@ -23,7 +23,7 @@
  * filler asks to through its FIFO, having found nothing of the group runnable: the filler writes no
  * cgroup file itself, since a move may sleep on a lock and a sleep would count as a burst of work.
  *
- * With `charge` (the group's tasks file) it charges the group's runnable tasks to the quota at every
+ * With `charge` (and the group's `tasks` file) it charges the group's runnable tasks to the quota at every
  * poll while the quota is low, not only at the scheduler tick (charge, below).
  *
  * It prints `ready` once polling; on SIGTERM it lifts the quota and prints its counters as JSON
@@ -45,13 +45,15 @@ interface Args {
   quietPercent?: number;
   busyMs: number;
   pollUs: number;
+  /** The group's tasks file: copied for the filler, watched to be charged (listTasks). */
+  tasks?: string;
   /**
-   * The busy filler: its pid, the cgroup.procs of its filling and resting groups, its FIFO, the
-   * group's tasks file and the file (on tmpfs) the filler reads the group's tasks from.
+   * The busy filler: its pid, the cgroup.procs of its filling and resting groups, its FIFO and the
+   * file (on tmpfs) the filler reads the group's tasks from.
    */
-  filler?: { pid: number; fill: string; rest: string; fifo: string; tasks: string; list: string };
-  /** The group's tasks file: while the quota is low, its runnable tasks are charged every poll (charge). */
-  charge?: string;
+  filler?: { pid: number; fill: string; rest: string; fifo: string; list: string };
+  /** While the quota is low, the group's runnable tasks are charged every poll (charge). */
+  charge?: boolean;
 }
 
 const a = JSON.parse(process.argv[2] ?? '{}') as Args;
@@ -148,9 +150,9 @@ const LIST_EVERY = Math.max(1, Math.round(50_000 / a.pollUs));
 let sinceList = LIST_EVERY;
 let listed = '';
 const listTasks = () => {
-  if ((!a.filler && !a.charge) || ++sinceList < LIST_EVERY) return;
+  if (!a.tasks || (!a.filler && !a.charge) || ++sinceList < LIST_EVERY) return;
   sinceList = 0;
-  const tasks = readFileSync(a.charge ?? a.filler!.tasks, 'utf8');
+  const tasks = readFileSync(a.tasks, 'utf8');
   if (tasks === listed) return;
   if (a.filler) {
     writeFileSync(`${a.filler.list}.new`, tasks);

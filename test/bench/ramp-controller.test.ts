@@ -104,7 +104,6 @@ test('ramp controller: the filler fills on work while the quota is low, rests wh
     fill: path('fill'),
     rest: path('rest'),
     fifo: path('fifo'),
-    tasks: path('tasks'),
     list: path('list'),
   };
   const c = controller({
@@ -112,6 +111,7 @@ test('ramp controller: the filler fills on work while the quota is low, rests wh
     statPath: path('cpu.stat'),
     quotaPath: path('cpu.cfs_quota_us'),
     ...POLICY,
+    tasks: path('tasks'),
     filler,
   });
   const read = (name: string) => readFile(path(name), 'utf8');
@@ -156,7 +156,8 @@ test('ramp controller: charges the runnable tasks between ticks while the quota 
       statPath: path('cpu.stat'),
       quotaPath: path('cpu.cfs_quota_us'),
       ...policy,
-      charge: path('tasks'),
+      tasks: path('tasks'),
+      charge: true,
     });
     try {
       await until('ready', async () => c.out().includes('ready\n'), 30_000);
