@@ -12,7 +12,7 @@ import {
 } from '../../src/bench/analysis.ts';
 import { busyPercents } from '../../src/bench/cpu-load.ts';
 import { benchPlan, capMs, estimateMs } from '../../src/bench/profiles.ts';
-import { CONTROL_WORDS, workerSource } from '../../src/bench/worker-source.ts';
+import { CONTROL_WORDS, GAP_SPREAD, workerSource } from '../../src/bench/worker-source.ts';
 import { burstTimes, flatClock, noise, rampingClock, syntheticRun } from './clock-model.ts';
 
 describe('statistics', () => {
@@ -225,7 +225,7 @@ describe('the request stream in the worker', () => {
   const ask = (cmd: string, args: Record<string, unknown>) => {
     const control = new SharedArrayBuffer(CONTROL_WORDS * 4);
     const w = new Worker(workerSource, { eval: true, workerData: { control, index: 0 } });
-    return new Promise<{ times: number[] }>((resolve, reject) => {
+    return new Promise<{ times: number[]; gapsMs?: number[]; waitedMs?: number }>((resolve, reject) => {
       w.once('message', (m: { ok: boolean; times: number[]; error?: string }) => {
         void w.terminate();
         if (m.ok) resolve(m);
@@ -244,5 +244,28 @@ describe('the request stream in the worker', () => {
     assert.ok(ledMs >= 80 + 4 * 2, `${ledMs} ms`);
     const bare = await ask('stream', { gapMs: 2, iterations: 10, units: 1, count: 4 });
     assert.equal(bare.times.length, 4);
+  });
+
+  it('waits each gap drawn within GAP_SPREAD of it, at every phase rather than one', async () => {
+    const within = (ms: number, gapMs: number) =>
+      ms >= gapMs * (1 - GAP_SPREAD) && ms <= gapMs * (1 + GAP_SPREAD);
+    const t0 = performance.now();
+    const s = await ask('stream', { gapMs: 20, iterations: 10, units: 1, count: 12 });
+    const elapsed = performance.now() - t0;
+    const gaps = s.gapsMs ?? [];
+    assert.equal(gaps.length, 12);
+    assert.ok(
+      gaps.every((g) => within(g, 20)),
+      gaps.join(' '),
+    );
+    // Uniform over 17-23 ms: twelve draws all within 1 ms of each other have a chance below 1e-8.
+    assert.ok(Math.max(...gaps) - Math.min(...gaps) > 1, gaps.join(' '));
+    // The gaps drawn were waited, each before its request.
+    assert.ok(elapsed >= gaps.reduce((a, b) => a + b, 0), `${elapsed} ms`);
+    const waited = await Promise.all(
+      [1, 2, 3, 4].map(() => ask('burst', { idleMs: 30, iterations: 10, units: 1 })),
+    );
+    for (const b of waited) assert.ok(within(b.waitedMs ?? Number.NaN, 30), String(b.waitedMs));
+    assert.equal(new Set(waited.map((b) => b.waitedMs)).size, 4);
   });
 });
