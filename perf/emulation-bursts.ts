@@ -14,7 +14,11 @@
  * what a burst of less than ~4 ms loses under the emulation depends on how the work enters the
  * kernel, which a clock does not (docs/BENCHMARK.md).
  *
- *   npm run perf:emulation-bursts -- [--works 1,2,2.5,3,4,5,8] [--repetitions 30] [--gap-ms 200]
+ * Each gap is drawn within the product's benchmark's spread of its length (GAP_SPREAD), so that the
+ * bursts start at every phase of the quota's period; `--gaps exact` waits exactly --gap-ms, and
+ * every burst then starts at about the same phase, which decides what short work loses.
+ *
+ *   npm run perf:emulation-bursts -- [--works 1,2,2.5,3,4,5,8] [--repetitions 30] [--gap-ms 200] [--gaps spread|exact]
  *
  * The workload's bursts run on CPU 0 and the emulation's controller on the last CPU, as in
  * perf:workload. Exit code 2 when the machine cannot emulate (no root, no cgroup v1 cpu).
@@ -23,6 +27,7 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { GAP_SPREAD } from '../src/bench/worker-source.ts';
 import { perfArgs } from './lib/args.ts';
 import { type ControllerCounts, describePlan, PLANS, planGroup } from './lib/emulation.ts';
 import { footer, header, median } from './lib/machine.ts';
@@ -33,17 +38,25 @@ const { values } = perfArgs(import.meta.filename, {
     works: { type: 'string', default: '1,2,2.5,3,4,5,8' },
     repetitions: { type: 'string', default: '30' },
     'gap-ms': { type: 'string', default: '200' },
+    gaps: { type: 'string', default: 'spread' },
   },
 });
 const works = values.works.split(',').map(Number);
 const repetitions = Number(values.repetitions);
 const gapMs = Number(values['gap-ms']);
-if (works.some((w) => !(w > 0)) || !(repetitions >= 1) || !(gapMs >= 0)) {
+const gaps = values.gaps;
+if (
+  works.some((w) => !(w > 0)) ||
+  !(repetitions >= 1) ||
+  !(gapMs >= 0) ||
+  !['spread', 'exact'].includes(gaps)
+) {
   process.stderr.write(
-    'emulation-bursts.ts: --works takes sizes in ms above 0, --repetitions 1 or more, --gap-ms 0 or more\n',
+    'emulation-bursts.ts: --works takes sizes in ms above 0, --repetitions 1 or more, --gap-ms 0 or more, --gaps spread or exact\n',
   );
   process.exit(2);
 }
+const spread = gaps === 'spread' ? GAP_SPREAD : 0;
 const cpus = availableParallelism();
 const workloadCpu = cpus >= 2 ? 0 : undefined;
 const controllerCpu = cpus >= 2 ? cpus - 1 : undefined;
@@ -64,7 +77,7 @@ const measure = async (plan: (typeof ramps)[number]): Promise<Measured> => {
       [
         process.execPath,
         join(repoRoot, 'perf/lib/burst-child.mjs'),
-        JSON.stringify({ works, repetitions, gapMs, statPath: group.statPath }),
+        JSON.stringify({ works, repetitions, gapMs, spread, statPath: group.statPath }),
       ],
       workloadCpu,
     );
@@ -92,7 +105,7 @@ const measure = async (plan: (typeof ramps)[number]): Promise<Measured> => {
 
 header('Short work under the emulated plans: bursts that never enter the kernel, and bursts that do');
 console.log(
-  `- ${repetitions} bursts of each size and kind, each after ${gapMs} ms idle; loss = wall time - work, held = the quota's throttled_time over the burst (mean over bursts, ms)`,
+  `- ${repetitions} bursts of each size and kind, each after ${spread ? `${gapMs} ms idle +-${spread * 100}% (drawn uniformly)` : `exactly ${gapMs} ms idle`}; loss = wall time - work, held = the quota's throttled_time over the burst (mean over bursts, ms)`,
 );
 for (const plan of ramps) {
   const r = plan.ramp!;

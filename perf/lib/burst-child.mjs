@@ -4,7 +4,9 @@
 // expression evaluation or the product's benchmark does), `kernel` spins the same loop and enters
 // the kernel every ~50 us (getrusage, as work that reads or writes does).
 //
-//   node burst-child.mjs '<json: works (ms), repetitions, gapMs, statPath>'
+//   node burst-child.mjs '<json: works (ms), repetitions, gapMs, spread, statPath>'
+//
+// Each gap is drawn uniformly within `spread` of gapMs either side (0: exactly gapMs).
 //
 // Calibrates both loops before it is moved into the group, prints `ready <json>`, waits for a line
 // on stdin (it has been moved), runs, and prints one JSON line: per kind and work, [loss ms, held ms]
@@ -44,7 +46,7 @@ process.stdin.once('data', () => {
   for (let r = 0; r < o.repetitions; r++)
     for (const w of o.works)
       for (const kind of ['compute', 'kernel']) {
-        Atomics.wait(word, 0, 0, o.gapMs);
+        Atomics.wait(word, 0, 0, o.gapMs * (1 - (o.spread ?? 0) + 2 * (o.spread ?? 0) * Math.random()));
         const h0 = held();
         const t0 = performance.now();
         if (kind === 'compute') loop(Math.round(w * compute), 0);

@@ -18,10 +18,10 @@ export const CONTROL_WORDS = 2;
  * The bursts after idle and the request stream wait each gap drawn uniformly within this share of
  * its nominal length either side (0.15: 170-230 ms for 200 ms). A gap of always the same length
  * starts every burst at the same phase of whatever runs periodically beneath it (the scheduler's
- * tick, a governor's sampling period, a quota's period) and measures that one phase, lucky or not,
- * where a workload's requests arrive at every phase. Under the PostgreSQL check's slower emulated
- * ramp (docs/BENCHMARK.md), 2.5 ms of work after exactly 200 ms lost a median of 0.02 ms in one
- * setting while the same work after gaps spread this way lost 3.13 ms, and after Poisson gaps 3.61.
+ * tick, a governor's sampling period, a CPU quota's period) and measures that one phase, lucky or
+ * not, where a workload's requests arrive at every phase. Under the PostgreSQL check's slower
+ * emulated ramp (`npm run perf:emulation-bursts`, docs/BENCHMARK.md "The gaps spread"), 3 ms
+ * bursts after exactly 200 ms lost a median of 7.73 ms, after gaps spread this way 5.65 ms.
  * Spread by a share of the gap, a longer gap covers a longer period; the ladder's gaps, about
  * sqrt(2) apart, keep their order.
  */
