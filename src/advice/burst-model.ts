@@ -94,11 +94,13 @@ export const burstModel = (
   const afterFall = carried ? lossAfterFall(costs, pick) : null;
   return (workUs) => {
     const { ladder, stream } = lossesAtGaps(costs, workUs, pick);
-    const down = Math.max(0, ladder[ladder.length - 1] ?? 0, stream[stream.length - 1] ?? 0);
+    // The two measurements' parts add up (lossesAtGaps): after the longest gap of each, the whole fall.
+    const down = Math.max(0, ladder[ladder.length - 1] ?? 0) + Math.max(0, stream[stream.length - 1] ?? 0);
     let mean = 0;
     let fall = 0;
     for (let k = 0; k < gaps.length; k++) {
-      const d = Math.max(0, readAt(onLadder[k]!, ladder, true), readAt(onStream[k]!, stream, true));
+      const d =
+        Math.max(0, readAt(onLadder[k]!, ladder, true)) + Math.max(0, readAt(onStream[k]!, stream, true));
       mean += weights[k]! * d;
       fall += weights[k]! * (down > 0 ? Math.min(1, d / down) : 0);
     }

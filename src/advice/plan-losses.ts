@@ -201,48 +201,74 @@ const rising = (n: number, value: (i: number) => number): number[] => {
 };
 
 /**
- * The time a busy period of `busyUs` of work loses to the clock after a gap, the larger of what
- * two measurements say, each held rising with the gap (rising) and interpolated in log(gap) between
- * its gaps (below the shortest the loss shrinks in proportion to the gap, above the longest it
- * stays):
- * - the bursts after idle (pointLoss): a burst after a single gap, the clock as a long burst left it;
- * - the request stream, for work up to its largest request: requests one after another after the
- *   gap, the clock as short requests leave it (a governor that short bursts never raise keeps it
- *   low from one to the next, which the bursts after idle, each after a long burst, cannot see).
+ * The time a busy period of `busyUs` of work loses to the clock after a gap, from two measurements,
+ * each held rising with the gap (rising) and interpolated in log(gap) between its gaps (below the
+ * shortest the loss shrinks in proportion to the gap, above the longest it stays):
+ * - the request stream, for the work up to its largest request: requests one after another after
+ *   the gap, the clock in the state requests like the work's own leave it in (a governor that
+ *   short bursts never raise keeps it low from one to the next);
+ * - the bursts after idle (pointLoss), for the work beyond that: what their loss curve adds from
+ *   the stream's largest request on. Each of them follows a long burst, a clock history the work's
+ *   own requests do not have, so where the stream measured, its measurement of the same history
+ *   counts, higher or lower (under the PostgreSQL check's emulated ramps the bursts after idle lost
+ *   up to twice what the stream's requests of the same work lost, and what queries lost sat
+ *   with the stream's, docs/BENCHMARK.md "The request stream for short work").
+ * Without a stream (results of earlier versions) the bursts after idle say it all.
  */
 export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number => {
   const { ladder, stream } = lossesAtGaps(costs, busyUs, pick);
-  return Math.max(
-    0,
-    readAt(positionOf(costs.ramp, gapUs), ladder, true),
-    readAt(positionOf(costs.stream ?? [], gapUs), stream, true),
+  return (
+    Math.max(0, readAt(positionOf(costs.ramp, gapUs), ladder, true)) +
+    Math.max(0, readAt(positionOf(costs.stream ?? [], gapUs), stream, true))
   );
 };
 
-/** Each measurement's losses at its own gaps for `busyUs` of work, held rising with the gap. */
+/** The stream's largest request (us of work) measured after every one of its gaps; 0 without one. */
+const streamReach = (costs: PlanCosts): number =>
+  costs.stream?.length ? Math.min(...costs.stream.map((g) => g.points[g.points.length - 1]?.workUs ?? 0)) : 0;
+
+/**
+ * Each measurement's part of the loss of `busyUs` of work at its own gaps (rampLossAt adds them):
+ * the stream's loss for the work up to its reach, and what the bursts after idle add beyond it,
+ * each held rising with the gap.
+ */
 export const lossesAtGaps = (costs: PlanCosts, busyUs: number, pick: Pick3) => {
   const stream = costs.stream ?? [];
+  const within = Math.min(busyUs, streamReach(costs));
+  const ladderAt = (w: number) => rising(costs.ramp.length, (i) => pointLoss(costs.ramp[i]!, w, pick));
+  const ladder = ladderAt(busyUs);
+  if (within > 0) {
+    const before = ladderAt(within);
+    for (let i = 0; i < ladder.length; i++)
+      ladder[i] = Math.max(0, Math.max(0, ladder[i]!) - Math.max(0, before[i]!));
+  }
   return {
-    ladder: rising(costs.ramp.length, (i) => pointLoss(costs.ramp[i]!, busyUs, pick)),
+    ladder,
     // Flat beyond its last point, a stream's loss by work needs no cap at its largest request.
-    stream: rising(stream.length, (i) => lossByWork(stream[i]!.points, busyUs, pick)),
+    stream: rising(stream.length, (i) => lossByWork(stream[i]!.points, within, pick)),
   };
 };
 
 /**
  * The loss of a burst after a whole fall, at each of `works` (ascending): what lossesAtGaps holds
- * at each measurement's longest gap, the larger of the two, read for many amounts of work at once
- * (one pass over each loss curve rather than one per amount).
+ * at each measurement's longest gap, added, read for many amounts of work at once (one pass over
+ * each loss curve rather than one per amount).
  */
 export const lossesAfterLongestGap = (costs: PlanCosts, works: Float64Array, pick: Pick3): Float64Array => {
-  const ladder = costs.ramp.map((p) =>
-    p.curve?.length
-      ? lossesByWork(p.curve, works, pick)
-      : Float64Array.from(works, (w) => pointLoss(p, w, pick)),
-  );
-  const stream = (costs.stream ?? []).map((g) => lossesByWork(g.points, works, pick));
+  const curves = (at: Float64Array) =>
+    costs.ramp.map((p) =>
+      p.curve?.length ? lossesByWork(p.curve, at, pick) : Float64Array.from(at, (w) => pointLoss(p, w, pick)),
+    );
+  const reach = streamReach(costs);
+  const within = Float64Array.from(works, (w) => Math.min(w, reach));
+  const ladder = curves(works);
+  const before = reach > 0 ? curves(within) : [];
+  const stream = (costs.stream ?? []).map((g) => lossesByWork(g.points, within, pick));
   const out = new Float64Array(works.length);
-  for (let j = 0; j < works.length; j++) out[j] = Math.max(0, lastRising(ladder, j), lastRising(stream, j));
+  for (let j = 0; j < works.length; j++) {
+    const beyond = Math.max(0, lastRising(ladder, j)) - (reach > 0 ? Math.max(0, lastRising(before, j)) : 0);
+    out[j] = Math.max(0, beyond) + Math.max(0, lastRising(stream, j));
+  }
   return out;
 };
 

@@ -517,7 +517,7 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     assert.ok(shared.low <= shared.addedPercent && shared.addedPercent <= shared.high);
   });
 
-  it('short work: the request stream where a clock that short bursts never raise costs more than the bursts after idle say', () => {
+  it('short work: the request stream where a clock that short bursts never raise costs more than the bursts after idle say, and the bursts after idle beyond it', () => {
     // The bursts after idle see nothing in the first 3 ms (each follows a long burst that left the
     // clock up); a stream of 2 ms requests after 50 ms gaps loses 4 ms each.
     const late: PlanCosts = {
@@ -531,11 +531,33 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     // Below the stream's gap the loss shrinks with the gap, above it stays.
     assert.equal(rampLossAt(late, 25_000, 2000, 'mid'), 2000);
     assert.equal(rampLossAt(late, 500_000, 2000, 'mid'), 4000);
-    // Longer work: the bursts after idle, once they say more than the stream's largest request lost.
-    assert.equal(rampLossAt(late, 1_000_000, 8000, 'mid'), 15_000);
-    assert.equal(rampLossAt(late, 1_000_000, 4000, 'mid'), 4000);
+    // Longer work: the stream's largest request's loss, and what the bursts after idle add from
+    // that much work on (0 up to 3 ms, 3 ms lost per ms after).
+    assert.equal(rampLossAt(late, 1_000_000, 8000, 'mid'), 4000 + 15_000);
+    assert.equal(rampLossAt(late, 1_000_000, 4000, 'mid'), 4000 + 3000);
     const withoutStream = { ...late, stream: [] };
     assert.equal(rampLossAt(withoutStream, 50_000, 2000, 'mid'), 0);
+  });
+
+  it('short work: the request stream counts where it measured, also below what the bursts after idle lost', () => {
+    // Each burst after idle follows a long burst and loses 3 ms per ms of work; requests like the
+    // work's own, one after another after the same 200 ms gap, lost 1.5 ms per ms (3 ms for 2 ms).
+    const steep: PlanCosts = {
+      basis: 'benchmark',
+      wake: [],
+      ramp: [point(10_000, () => 0), point(1_000_000, (w) => 3 * Math.min(w, 20_000))],
+      stream: [{ gapUs: 200_000, points: [{ workUs: 2000, lossUs: { mid: 3000, low: 2000, high: 4000 } }] }],
+    };
+    assert.equal(rampLossAt(steep, 200_000, 2000, 'mid'), 3000);
+    assert.equal(rampLossAt(steep, 200_000, 1000, 'mid'), 1500);
+    // Beyond the stream's largest request, the bursts after idle's growth from there: 3 ms per ms.
+    const beyond = rampLossAt(steep, 1_000_000, 5000, 'mid');
+    assert.equal(beyond, 3000 + (15_000 - 6000));
+    // The loss after a whole fall, read for many amounts at once, says the same.
+    const fall = lossesAfterLongestGap(steep, Float64Array.of(1000, 2000, 5000), 'mid');
+    assert.deepEqual([...fall], [1500, 3000, 12_000]);
+    // Without the stream, the bursts after idle alone.
+    assert.equal(rampLossAt({ ...steep, stream: [] }, 1_000_000, 2000, 'mid'), 6000);
   });
 
   it('no plan effect, no estimate beyond the wake-ups: a flat clock costs nothing however long the gaps', () => {
@@ -644,11 +666,9 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
           const all = lossesAfterLongestGap(c, works, 'mid');
           works.forEach((w, j) => {
             const at = lossesAtGaps(c, w, 'mid');
-            const expected = Math.max(
-              0,
-              at.ladder[at.ladder.length - 1] ?? 0,
-              at.stream[at.stream.length - 1] ?? 0,
-            );
+            const expected =
+              Math.max(0, at.ladder[at.ladder.length - 1] ?? 0) +
+              Math.max(0, at.stream[at.stream.length - 1] ?? 0);
             assert.ok(
               Math.abs(all[j]! - expected) <= 1e-6 * Math.max(1, expected),
               `${w}: ${all[j]} against ${expected}`,
