@@ -211,8 +211,8 @@ const rising = (n: number, value: (i: number) => number): number[] => {
  *   the stream's largest request on. Each of them follows a long burst, a clock history the work's
  *   own requests do not have, so where the stream measured, its measurement of the same history
  *   counts, higher or lower (under the PostgreSQL check's emulated ramps the bursts after idle lost
- *   up to twice what the stream's requests of the same work lost, and what queries lost sat
- *   with the stream's, docs/BENCHMARK.md "The request stream for short work").
+ *   up to 1.8 times what the stream's requests of the same work lost, and the queries less than
+ *   the bursts after idle: docs/BENCHMARK.md "The request stream for short work").
  * Without a stream (results of earlier versions) the bursts after idle say it all.
  */
 export const rampLossAt = (costs: PlanCosts, gapUs: number, busyUs: number, pick: Pick3): number => {
