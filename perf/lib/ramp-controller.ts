@@ -19,12 +19,16 @@
  *
  * With `filler` it moves the busy filler (slow-clock-filler.py), which keeps the workload's CPU busy
  * while the group is throttled, into its filling cgroup whenever the group used CPU or was held back
- * while its own quota is low, and back into its resting cgroup (a quota it has used up) when the
- * filler asks to through its FIFO, having found nothing of the group runnable: the filler writes no
- * cgroup file itself, since a move may sleep on a lock and a sleep would count as a burst of work.
+ * while its own quota is low, with a task runnable at the poll where the group's `tasks` are given,
+ * and back into its resting cgroup (a quota it has used up) when the filler asks to through its
+ * FIFO, having found nothing of the group runnable, and the controller finds none either: the
+ * filler writes no cgroup file itself, since a move may sleep on a lock and a sleep would count as
+ * a burst of work. Every few polls it writes the filler into the group it is in again, so that no
+ * move is the first cgroup migration after a quiet stretch, which waits for an RCU grace period
+ * (keepWarm, below).
  *
  * With `charge` (and the group's `tasks` file) it charges the group's runnable tasks to the quota at every
- * poll while the quota is low, not only at the scheduler tick (charge, below).
+ * poll while the quota is low, not only at the scheduler tick (runnable, below).
  *
  * It prints `ready` once polling; on SIGTERM it lifts the quota and prints its counters as JSON
  * (drops, lifts, refalls: the quota written again after work while fallen; charges: tasks charged
@@ -52,7 +56,7 @@ interface Args {
    * file (on tmpfs) the filler reads the group's tasks from.
    */
   filler?: { pid: number; fill: string; rest: string; fifo: string; list: string };
-  /** While the quota is low, the group's runnable tasks are charged every poll (charge). */
+  /** While the quota is low, the group's runnable tasks are charged every poll (runnable). */
   charge?: boolean;
 }
 
@@ -111,14 +115,38 @@ const fall = () => {
 /**
  * Moving the filler is a cgroup migration: done when the group's activity starts, and again every
  * few polls while it lasts (the filler may have gone to rest between two slices of the group).
+ * Where the group's tasks are watched (`runnable`), activity is a task of the group runnable at the
+ * poll, not CPU used since the last one: a server's background blip (a writer waking for 50 us)
+ * is over before a poll finds it, and a slow clock would only have slowed the blip, where a filler
+ * moved in for it spins until it is moved out again, 0.3-0.5 ms each time, which the CPU's
+ * counters add to the work's bursts.
  */
 const WAKE_EVERY = 8;
 let sinceWake = WAKE_EVERY;
+let filling = false;
 const wakeFiller = (starting: boolean) => {
-  if (!a.filler || (!starting && ++sinceWake < WAKE_EVERY)) return;
+  if (!a.filler || (!starting && filling && ++sinceWake < WAKE_EVERY)) return;
   sinceWake = 0;
   restAsked = false;
+  filling = true;
   writeFileSync(a.filler.fill, String(a.filler.pid));
+};
+/**
+ * A cgroup migration waits for an RCU grace period (the cgroup threadgroup lock's switch to its
+ * writer's mode) unless another came shortly before: on a 2-vCPU KVM guest of 2026-12-05 moves 2-10
+ * ms apart took 0.1 ms, moves 50 and 200 ms apart 5.9 and 7.9 ms (medians of 40), through which
+ * the controller does not poll and the filler stays where it was: it came 6-8 ms late to a
+ * query after a quiet stretch, whose time held back it then left idle (the filler ran 0.4-0.7 of
+ * the time the quota held the queries back at 25 and 200 ms gaps). So the filler's pid is written
+ * again into the group it is in every WARM_EVERY polls (a move to where it is changes nothing, but
+ * takes the lock), and a move when the work comes is one a few ms after the last.
+ */
+const WARM_EVERY = 8;
+let sinceWarm = 0;
+const keepWarm = () => {
+  if (!a.filler || ++sinceWarm < WARM_EVERY) return;
+  sinceWarm = 0;
+  writeFileSync(filling ? a.filler.fill : a.filler.rest, String(a.filler.pid));
 };
 /** The filler's requests to rest (a byte each), read without waiting. */
 const asks = a.filler ? openSync(a.filler.fifo, constants.O_RDONLY | constants.O_NONBLOCK) : null;
@@ -128,23 +156,28 @@ const askBuffer = Buffer.alloc(64);
  * saw the group active would otherwise be lost, and the filler asks again only a millisecond later.
  */
 let restAsked = false;
-/** Moves the filler to rest when it asked to and the group showed no activity this poll. */
-const restFiller = (active: boolean) => {
+/**
+ * Moves the filler to rest when it asked to and the group has nothing to run: no task runnable at
+ * this poll where the tasks are watched (the filler asks once it finds none, so it rests a poll
+ * after the group's work ends), else no activity this poll.
+ */
+const restFiller = (idle: boolean) => {
   if (asks === null || !a.filler) return;
   try {
     if (readSync(asks, askBuffer, 0, askBuffer.length, null) > 0) restAsked = true;
   } catch {
     // EAGAIN: nothing asked.
   }
-  if (restAsked && !active) {
+  if (restAsked && idle) {
     writeFileSync(a.filler.rest, String(a.filler.pid));
     restAsked = false;
+    filling = false;
   }
 };
 /**
  * The group's tasks read every LIST_EVERY polls (50 ms): copied for the filler, replaced whole (a
  * rename), so that the filler reads no cgroup file, whose opening may sleep (slow-clock-filler.py);
- * and watched, to be charged (charge, below).
+ * and watched, to be charged (runnable, below) and to tell when the filler is needed (wakeFiller).
  */
 const LIST_EVERY = Math.max(1, Math.round(50_000 / a.pollUs));
 let sinceList = LIST_EVERY;
@@ -159,7 +192,7 @@ const listTasks = () => {
     renameSync(`${a.filler.list}.new`, a.filler.list);
   }
   listed = tasks;
-  if (a.charge) watch(tasks.split('\n').filter(Boolean).map(Number));
+  watch(tasks.split('\n').filter(Boolean).map(Number));
 };
 /**
  * The quota charged between ticks. The kernel charges a running task's CPU to its group's quota
@@ -194,7 +227,12 @@ const watch = (tids: number[]) => {
         // Gone already.
       }
 };
-const charge = () => {
+/**
+ * The group's runnable tasks (state R: running, or held back by the quota), each with its nice
+ * value, from the stat files kept open; charged (`charging`) as above.
+ */
+const runnable = (charging: boolean): number => {
+  let count = 0;
   for (const [tid, fd] of stats) {
     let text: string;
     try {
@@ -209,6 +247,8 @@ const charge = () => {
     // nice value is the 17th field after it.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     if (fields[0] !== 'R') continue;
+    count++;
+    if (!charging) continue;
     const nice = Number(fields[16]);
     try {
       // Down a step first: that needs the privilege the step back does not, so a controller
@@ -220,6 +260,7 @@ const charge = () => {
       // Gone between the read and the call, or no privilege.
     }
   }
+  return count;
 };
 process.on('SIGTERM', () => {
   stopping = true;
@@ -235,9 +276,11 @@ const tick = () => {
     const u = usage();
     const active = u.key !== last;
     last = u.key;
-    restFiller(active);
     listTasks();
-    if (low && a.charge) charge();
+    // Where the tasks are watched, whether any is runnable (and charged while the quota is low).
+    const ready = stats.size && (a.filler || (low && a.charge)) ? runnable(low && a.charge === true) : null;
+    restFiller(ready === null ? !active : ready === 0);
+    keepWarm();
     recent.push({ at: now, ns: u.ns });
     while (recent.length > 1 && now - recent[1]!.at >= a.idleMs) recent.shift();
     const quiet = now - recent[0]!.at >= a.idleMs && u.ns - recent[0]!.ns <= quietNs;
@@ -259,7 +302,7 @@ const tick = () => {
     }
     if (active) {
       if (busySince === null || now - lastActive > pauseMs) busySince = now;
-      wakeFiller(now - lastActive > a.pollUs / 1000 + 0.1);
+      if (ready !== 0) wakeFiller(now - lastActive > a.pollUs / 1000 + 0.1);
       lastActive = now;
     } else if (now - lastActive > pauseMs) busySince = null; // the stretch ended before the ramp
     if (busySince !== null && now - busySince >= a.busyMs) {

@@ -4,7 +4,9 @@
  * fallen, has worked and gone quiet again (the runtime a burst left stored would let the next
  * one start otherwise than after the fall), leaves it alone while nothing happens, and lifts it
  * on SIGTERM with its counts; that it moves the busy filler to fill when the group works or is
- * held back while its quota is low, and back to rest when the filler asks; and that it charges the
+ * held back while its quota is low, and back to rest when the filler asks (where the group's tasks
+ * are watched, only while one of them is runnable, and only once none is), writing it again into
+ * the group it is in every few polls; and that it charges the
  * group's runnable tasks between ticks only while the quota is low, leaving their nice values as
  * they were.
  */
@@ -123,6 +125,7 @@ test('ramp controller: the filler fills on work while the quota is low, rests wh
     // Work with the quota low: the filler is moved in, to be there when the group is held back.
     await replace(path('cpuacct.usage'), '300000');
     await until('moved to fill on work', async () => (await read('fill')) === '4242');
+    await writeFile(path('rest'), '');
     // The filler found nothing of the group runnable and asks to rest (a FIFO it never waits on).
     const ask = await open(path('fifo'), constants.O_WRONLY | constants.O_NONBLOCK);
     await ask.write('r');
@@ -136,6 +139,67 @@ test('ramp controller: the filler fills on work while the quota is low, rests wh
     await c.stop();
   }
   await rm(dir, { recursive: true, force: true });
+});
+
+test('ramp controller: where the tasks are watched, the filler fills only while a task is runnable', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'powerplan-ramp-'));
+  const path = (name: string) => join(dir, name);
+  const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+  const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600_000)'], { stdio: 'ignore' });
+  await writeFile(path('cpuacct.usage'), '0');
+  await writeFile(path('cpu.stat'), stat(0));
+  await writeFile(path('cpu.cfs_quota_us'), '-1');
+  for (const f of ['fill', 'rest']) await writeFile(path(f), '');
+  await writeFile(path('tasks'), `${sleeper.pid}\n`);
+  execFileSync('mkfifo', [path('fifo')]);
+  const c = controller({
+    usagePath: path('cpuacct.usage'),
+    statPath: path('cpu.stat'),
+    quotaPath: path('cpu.cfs_quota_us'),
+    ...POLICY,
+    tasks: path('tasks'),
+    filler: { pid: 4242, fill: path('fill'), rest: path('rest'), fifo: path('fifo'), list: path('list') },
+  });
+  const read = (name: string) => readFile(path(name), 'utf8');
+  const ask = await open(path('fifo'), constants.O_RDWR | constants.O_NONBLOCK);
+  try {
+    await until('ready', async () => c.out().includes('ready\n'), 30_000);
+    await until('the quota dropped', async () => (await read('cpu.cfs_quota_us')) === '1000');
+    // CPU used with no task runnable at any poll (a background blip): the filler stays resting.
+    await replace(path('cpuacct.usage'), '100000');
+    await sleep(150);
+    assert.equal(await read('fill'), '', 'a blip over before any poll leaves the filler resting');
+    // A task that runs: the filler is moved in once the controller has listed it (every 50 polls)
+    // and sees the group use CPU.
+    await replace(path('tasks'), `${sleeper.pid}\n${spinner.pid}\n`);
+    let usage = 100_000;
+    await until('moved to fill while a task is runnable', async () => {
+      usage += 1_000_000;
+      await replace(path('cpuacct.usage'), String(usage));
+      return (await read('fill')) === '4242';
+    });
+    await writeFile(path('rest'), '');
+    // The filler asks to rest while the task still runs: it is not moved.
+    await ask.write('r');
+    await sleep(150);
+    assert.equal(await read('rest'), '', 'not rested while a task of the group is runnable');
+    // The task's work ends (it leaves the list): the standing request is granted.
+    await replace(path('tasks'), `${sleeper.pid}\n`);
+    await until('moved to rest once nothing is runnable', async () => (await read('rest')) === '4242');
+    // Written again into the group it is in every few polls: a cgroup migration shortly after
+    // another is quick, one after a quiet stretch waits for an RCU grace period.
+    await writeFile(path('fill'), '');
+    await writeFile(path('rest'), '');
+    await until('written again where it rests', async () => (await read('rest')) === '4242');
+    assert.equal(await read('fill'), '', 'and not moved to fill by that');
+    assert.equal(await read('list'), `${sleeper.pid}\n`, 'the filler reads the tasks from its own copy');
+  } finally {
+    await ask.close();
+    await c.stop();
+    spinner.kill();
+    sleeper.kill();
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('ramp controller: charges the runnable tasks between ticks while the quota is low, and only those', {
