@@ -59,7 +59,11 @@ export const workOf = (loss: (w: number) => number, busyUs: number): number => {
  * burst: a burst after a gap that did not let the clock fall goes on with the ramp where the burst
  * before left it, and the k-th burst since a fall is the piece of the ramp from k w to (k + 1) w of
  * work, L((k + 1) w) - L(k w) of the loss curve after the longest gap, k geometric with the chance
- * f of a fall (the mean of d(g), the share of its whole fall the clock makes after gap g):
+ * f of a fall. The burst right after each gap g loses what was measured after it; the clock makes
+ * d(g) of its whole fall there, and for a clock that climbs at a steady rate a fall of d is a ramp d
+ * times as short and d times as slow at its start, so the bursts after it carry d(g)^2 of what
+ * follows a whole fall: f is the mean of d(g)^2 (a tenth of a fall taken as a tenth of a chance of
+ * a whole one charged a loss measured after short gaps many times over, docs/ADVICE.md):
  * - 'own': each is a burst of the work's own (a query), a whole busy period after an idle gap. A
  *   clock part way up is no slower than one all the way down, so such a burst loses at most what
  *   it loses after a whole fall, L(w): where the loss curve grows steeper as a burst goes on (a
@@ -102,10 +106,12 @@ export const burstModel = (
       const d =
         Math.max(0, readAt(onLadder[k]!, ladder, true)) + Math.max(0, readAt(onStream[k]!, stream, true));
       mean += weights[k]! * d;
-      fall += weights[k]! * (down > 0 ? Math.min(1, d / down) : 0);
+      const share = down > 0 ? Math.min(1, d / down) : 0;
+      fall += weights[k]! * share * share;
     }
     if (down <= 0 || !afterFall) return mean;
-    return chainedLoss(afterFall, workUs, fall, follow === 'own');
+    // Each burst's loss after its own gap, and what it carries of a ramp a fall before it started.
+    return mean + chainedLoss(afterFall, workUs, fall, follow === 'own');
   };
 };
 
@@ -159,8 +165,9 @@ const readFall = (c: FallCurve, workUs: number): number => {
 };
 
 /**
- * The mean loss of a burst of `workUs` in a chain of bursts that a fall starts with chance `fall`
- * before each: sum over k >= 0 of fall (1 - fall)^k (L((k + 1) w) - L(k w)), each piece at most
+ * What a burst of `workUs` carries of the ramp in a chain of bursts that a fall starts with chance
+ * `fall` before each, beyond the first burst's own loss: sum over k >= 1 of fall (1 - fall)^k
+ * (L((k + 1) w) - L(k w)), each piece at most
  * L(w) where `capped` (a burst after an idle gap: BurstsFollow 'own'). L is flat past the curve's
  * end, where the pieces are 0.
  */
@@ -170,9 +177,9 @@ const chainedLoss = (curve: FallCurve, workUs: number, fall: number, capped: boo
   const end = curve.stepUs * (curve.values.length - 1);
   const first = readFall(curve, workUs);
   let sum = 0;
-  let stay = 1;
-  let before = 0;
-  for (let k = 0; k * workUs < end && stay > 1e-9; k++) {
+  let stay = 1 - f;
+  let before = first;
+  for (let k = 1; k * workUs < end && stay > 1e-9; k++) {
     const next = readFall(curve, (k + 1) * workUs);
     const piece = Math.max(0, next - before);
     sum += f * stay * (capped ? Math.min(first, piece) : piece);

@@ -602,6 +602,25 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     assert.ok(Math.abs(a - b) < 1e-6, `${a} against ${b}`);
   });
 
+  it('a partial fall: the burst after it pays its measured loss, the bursts after that carry its share squared of a whole fall', () => {
+    // The quota-shaped ramp of the test above; after a 10 ms gap a burst loses a tenth of what it
+    // loses after a whole fall. A clock a tenth of the way down climbs back in a tenth of the ramp
+    // from a tenth of its slowness: the bursts after such a gap carry a hundredth of what follows
+    // a whole fall, not a tenth (a tenth of a fall taken as a tenth of a chance of a whole one made
+    // every burst at 10 ms gaps 2.56 ms, more than half of the whole fall's 4.5 ms).
+    const convex = (w: number) => 3 * Math.max(0, Math.min(w, 20_000) - 1000);
+    const quota: PlanCosts = {
+      basis: 'benchmark',
+      wake: [],
+      ramp: [point(10_000, (w) => convex(w) / 10), point(1_000_000, convex)],
+    };
+    const whole = burstModel(quota, [{ gapUs: 1_000_000, weight: 1 }], 'mid', true, 'own')(2500);
+    assert.ok(Math.abs(whole - convex(2500)) < 1e-6, `${whole} us after a whole fall`);
+    const partial = burstModel(quota, [{ gapUs: 10_000, weight: 1 }], 'mid', true, 'own')(2500);
+    // Its own tenth, and at most a hundredth of each of the (at most 8) pieces of a whole fall's chain.
+    assert.ok(partial > whole / 10 && partial - whole / 10 <= (8 * whole) / 100, `${partial} us`);
+  });
+
   it('work counted in units: a unit after a gap too short for the clock to fall goes on with the ramp the unit before was on', () => {
     // A clock that notices work late: after 20 ms idle or more the first 1 ms of work runs at full
     // speed, the next 5 ms at half speed (5 ms lost), then full.
