@@ -118,7 +118,7 @@ const fall = () => {
  * Where the group's tasks are watched (`runnable`), activity is a task of the group runnable at the
  * poll, not CPU used since the last one: a server's background blip (a writer waking for 50 us)
  * is over before a poll finds it, and a slow clock would only have slowed the blip, where a filler
- * moved in for it spins until it is moved out again, 0.3-0.5 ms each time, which the CPU's
+ * moved in for it spins until it is moved out again, a poll or more each time, which the CPU's
  * counters add to the work's bursts.
  */
 const WAKE_EVERY = 8;
@@ -136,8 +136,9 @@ const wakeFiller = (starting: boolean) => {
  * writer's mode) unless another came shortly before: on a 2-vCPU KVM guest of 2026-12-05 moves 2-10
  * ms apart took 0.1 ms, moves 50 and 200 ms apart 5.9 and 7.9 ms (medians of 40), through which
  * the controller does not poll and the filler stays where it was: it came 6-8 ms late to a
- * query after a quiet stretch, whose time held back it then left idle (the filler ran 0.4-0.7 of
- * the time the quota held the queries back at 25 and 200 ms gaps). So the filler's pid is written
+ * query after a quiet stretch, whose time held back it then left idle (in the PostgreSQL check the
+ * filler ran 0.29-0.93 of the time the quota held the queries back, docs/BENCHMARK.md "Figures: the
+ * controller's moves kept quick"). So the filler's pid is written
  * again into the group it is in every WARM_EVERY polls (a move to where it is changes nothing, but
  * takes the lock), and a move when the work comes is one a few ms after the last.
  */
@@ -228,8 +229,8 @@ const watch = (tids: number[]) => {
       }
 };
 /**
- * The group's runnable tasks (state R: running, or held back by the quota), each with its nice
- * value, from the stat files kept open; charged (`charging`) as above.
+ * How many of the group's tasks are runnable (state R: running, or held back by the quota), read
+ * from the stat files kept open; with `charging`, each of them charged as above.
  */
 const runnable = (charging: boolean): number => {
   let count = 0;

@@ -61,6 +61,29 @@ const replace = async (path: string, text: string) => {
   await rename(`${path}.new`, path);
 };
 
+/**
+ * Stand-in files of a group and of a busy filler (pid 4242) in `dir`, the group's tasks `tasks`,
+ * and the controller started on them with the filler.
+ */
+const withFiller = async (dir: string, tasks: string) => {
+  const path = (name: string) => join(dir, name);
+  await writeFile(path('cpuacct.usage'), '0');
+  await writeFile(path('cpu.stat'), stat(0));
+  await writeFile(path('cpu.cfs_quota_us'), '-1');
+  for (const f of ['fill', 'rest']) await writeFile(path(f), '');
+  await writeFile(path('tasks'), tasks);
+  execFileSync('mkfifo', [path('fifo')]);
+  const c = controller({
+    usagePath: path('cpuacct.usage'),
+    statPath: path('cpu.stat'),
+    quotaPath: path('cpu.cfs_quota_us'),
+    ...POLICY,
+    tasks: path('tasks'),
+    filler: { pid: 4242, fill: path('fill'), rest: path('rest'), fifo: path('fifo'), list: path('list') },
+  });
+  return { c, path, read: (name: string) => readFile(path(name), 'utf8') };
+};
+
 test('ramp controller: drops when quiet, falls again after work, leaves a quiet group alone', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'powerplan-ramp-'));
   const usagePath = join(dir, 'cpuacct.usage');
@@ -95,28 +118,7 @@ test('ramp controller: drops when quiet, falls again after work, leaves a quiet 
 
 test('ramp controller: the filler fills on work while the quota is low, rests when it asks', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'powerplan-ramp-'));
-  const path = (name: string) => join(dir, name);
-  await writeFile(path('cpuacct.usage'), '0');
-  await writeFile(path('cpu.stat'), stat(0));
-  await writeFile(path('cpu.cfs_quota_us'), '-1');
-  for (const f of ['fill', 'rest', 'tasks']) await writeFile(path(f), '');
-  execFileSync('mkfifo', [path('fifo')]);
-  const filler = {
-    pid: 4242,
-    fill: path('fill'),
-    rest: path('rest'),
-    fifo: path('fifo'),
-    list: path('list'),
-  };
-  const c = controller({
-    usagePath: path('cpuacct.usage'),
-    statPath: path('cpu.stat'),
-    quotaPath: path('cpu.cfs_quota_us'),
-    ...POLICY,
-    tasks: path('tasks'),
-    filler,
-  });
-  const read = (name: string) => readFile(path(name), 'utf8');
+  const { c, path, read } = await withFiller(dir, '');
   try {
     await until('ready', async () => c.out().includes('ready\n'), 30_000);
     await until('the quota dropped', async () => (await read('cpu.cfs_quota_us')) === '1000');
@@ -143,24 +145,9 @@ test('ramp controller: the filler fills on work while the quota is low, rests wh
 
 test('ramp controller: where the tasks are watched, the filler fills only while a task is runnable', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'powerplan-ramp-'));
-  const path = (name: string) => join(dir, name);
   const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
   const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600_000)'], { stdio: 'ignore' });
-  await writeFile(path('cpuacct.usage'), '0');
-  await writeFile(path('cpu.stat'), stat(0));
-  await writeFile(path('cpu.cfs_quota_us'), '-1');
-  for (const f of ['fill', 'rest']) await writeFile(path(f), '');
-  await writeFile(path('tasks'), `${sleeper.pid}\n`);
-  execFileSync('mkfifo', [path('fifo')]);
-  const c = controller({
-    usagePath: path('cpuacct.usage'),
-    statPath: path('cpu.stat'),
-    quotaPath: path('cpu.cfs_quota_us'),
-    ...POLICY,
-    tasks: path('tasks'),
-    filler: { pid: 4242, fill: path('fill'), rest: path('rest'), fifo: path('fifo'), list: path('list') },
-  });
-  const read = (name: string) => readFile(path(name), 'utf8');
+  const { c, path, read } = await withFiller(dir, `${sleeper.pid}\n`);
   const ask = await open(path('fifo'), constants.O_RDWR | constants.O_NONBLOCK);
   try {
     await until('ready', async () => c.out().includes('ready\n'), 30_000);
