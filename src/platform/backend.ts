@@ -29,8 +29,12 @@ export interface PowerBackend {
   capabilities(): Promise<Capabilities>;
   /** All plans, in order of preference within a kind (the first of a kind answers a kind alias). */
   listPlans(): Promise<Plan[]>;
-  /** The plan in force, its effective processor settings, owner and whether it can be changed. */
-  getActive(): Promise<ActivePlan>;
+  /**
+   * The plan in force, its effective processor settings, owner and whether it can be changed.
+   * With `live`, the plan in force and its owner are read now, never answered from a reused read
+   * (a periodic check that must see a change made behind its back at the next check).
+   */
+  getActive(options?: { live?: boolean }): Promise<ActivePlan>;
   /**
    * Make `planId` (an id from `listPlans`) active, then read back and throw `os_error` when the
    * system did not take it. Throws `forbidden` when rights are missing.

@@ -30,9 +30,13 @@ export class ReadCache {
     this.#maxStaleMs = maxStaleMs;
   }
 
-  /** The shared answer for `key`, computed by `load` when there is no fresh or pending one. */
-  get<T>(key: string, load: () => Promise<T>): Promise<T> {
-    const hit = this.#entries.get(key);
+  /**
+   * The shared answer for `key`, computed by `load` when there is no fresh or pending one; with
+   * `live`, computed now whatever there is (and shared from then on): for a reader that must see a
+   * change made since its last read, which a reused or stale answer would show it a read later.
+   */
+  get<T>(key: string, load: () => Promise<T>, live = false): Promise<T> {
+    const hit = live ? undefined : this.#entries.get(key);
     const now = this.#now();
     if (hit && hit.expires > now) return hit.value as Promise<T>;
     if (hit && hit.expires - this.#ttlMs + this.#maxStaleMs > now) {

@@ -136,7 +136,9 @@ export class DesiredService {
       });
       return;
     }
-    const active = await this.o.backend.getActive();
+    // Read now: an answer reused from a read before the last check would show a change made since
+    // at a later check, not this one.
+    const active = await this.o.backend.getActive({ live: true });
     const { plan, summary } = await this.evaluate(desired, active);
     this.lastCheck = new Date().toISOString();
     this.inDesiredState = summary.inDesiredState;

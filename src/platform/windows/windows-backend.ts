@@ -83,13 +83,17 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
       return schemes;
     });
 
-  const activeScheme = () =>
-    cache.get('active', async (): Promise<SchemeLine> => {
-      const out = await powercfg(['/getactivescheme']);
-      const scheme = parseFirstScheme(out);
-      if (!scheme) throw unexpected('/getactivescheme', out);
-      return { ...scheme, active: true };
-    });
+  const activeScheme = (live: boolean) =>
+    cache.get(
+      'active',
+      async (): Promise<SchemeLine> => {
+        const out = await powercfg(['/getactivescheme']);
+        const scheme = parseFirstScheme(out);
+        if (!scheme) throw unexpected('/getactivescheme', out);
+        return { ...scheme, active: true };
+      },
+      live,
+    );
 
   const processorQuery = (id: string) => cache.get(`processor:${id}`, () => query([id, SUB_PROCESSOR]));
 
@@ -105,7 +109,7 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
       }
     });
 
-  const policy = () => cache.get('policy', (): Promise<PolicyState> => registry.policy());
+  const policy = (live: boolean) => cache.get('policy', (): Promise<PolicyState> => registry.policy(), live);
 
   const classify = async (id: string) => {
     if (isWellKnown(id)) {
@@ -165,8 +169,9 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
       return Promise.all((await listSchemes()).map(toPlan));
     },
 
-    async getActive(): Promise<ActivePlan> {
-      const [active, pol] = await Promise.all([activeScheme(), policy()]);
+    async getActive(options = {}): Promise<ActivePlan> {
+      const live = options.live === true;
+      const [active, pol] = await Promise.all([activeScheme(live), policy(live)]);
       const [plan, q, ev, virt] = await Promise.all([
         toPlan(active),
         processorQuery(active.id),
@@ -238,7 +243,7 @@ export const createWindowsBackend = (options: WindowsBackendOptions): PowerBacke
         throw e;
       }
       cache.clear();
-      const now = await activeScheme();
+      const now = await activeScheme(true);
       if (now.id !== id) {
         throw new PowerPlanError(
           'os_error',

@@ -215,4 +215,34 @@ describe('windows backend: cost', () => {
       },
     );
   });
+
+  it('a live read (the desired-state check) reads the plan in force and its owner now, and shares it', async () => {
+    await withEmulated(
+      {},
+      async (emu) => {
+        assert.equal((await emu.backend.getActive()).plan?.id, SCHEME.balanced);
+        await emu.update((s) => {
+          s.active = SCHEME.powerSaver;
+        });
+        assert.equal((await emu.backend.getActive()).plan?.id, SCHEME.balanced, 'a reused read');
+        const runs = async () => ({
+          active: (await emu.calls('/getactivescheme')).length,
+          policy: (await emu.argv()).filter((e) => e.tool === 'reg' && e.argv[0] === 'query').length,
+        });
+        const before = await runs();
+        const live = await emu.backend.getActive({ live: true });
+        assert.equal(live.plan?.id, SCHEME.powerSaver);
+        const after = await runs();
+        assert.equal(after.active, before.active + 1, 'one run of /getactivescheme');
+        assert.ok(after.policy > before.policy, 'the policy read again');
+        assert.equal(
+          (await emu.backend.getActive()).plan?.id,
+          SCHEME.powerSaver,
+          'the live answer is shared',
+        );
+        assert.equal((await runs()).active, after.active);
+      },
+      { cacheTtlMs: 600_000 },
+    );
+  });
 });
