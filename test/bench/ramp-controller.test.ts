@@ -14,11 +14,21 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { getPriority, tmpdir } from 'node:os';
+import { getPriority, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { repoRoot } from '../support/deps.ts';
+
+/**
+ * A task that is always runnable, at the lowest priority (nice 19): it takes next to no CPU from
+ * the tests running beside it.
+ */
+const spinning = () => {
+  const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+  setPriority(spinner.pid!, 19);
+  return spinner;
+};
 
 const until = async (what: string, ok: () => Promise<boolean>, ms = 3000) => {
   const end = Date.now() + ms;
@@ -145,7 +155,7 @@ test('ramp controller: the filler fills on work while the quota is low, rests wh
 
 test('ramp controller: where the tasks are watched, the filler fills only while a task is runnable', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'powerplan-ramp-'));
-  const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+  const spinner = spinning();
   const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600_000)'], { stdio: 'ignore' });
   const { c, path, read } = await withFiller(dir, `${sleeper.pid}\n`);
   const ask = await open(path('fifo'), constants.O_RDWR | constants.O_NONBLOCK);
@@ -161,10 +171,17 @@ test('ramp controller: where the tasks are watched, the filler fills only while 
     await replace(path('tasks'), `${sleeper.pid}\n${spinner.pid}\n`);
     let usage = 100_000;
     await until('moved to fill while a task is runnable', async () => {
+      await writeFile(path('cpu.cfs_quota_us'), 'mark');
       usage += 1_000_000;
       await replace(path('cpuacct.usage'), String(usage));
       return (await read('fill')) === '4242';
     });
+    // The group quiet again (the quota written again): no move to fill, which drops a standing
+    // request to rest, comes after the request below.
+    await until(
+      'the quota written again once quiet',
+      async () => (await read('cpu.cfs_quota_us')) === '1000',
+    );
     await writeFile(path('rest'), '');
     // The filler asks to rest while the task still runs: it is not moved.
     await ask.write('r');
@@ -194,7 +211,7 @@ test('ramp controller: charges the runnable tasks between ticks while the quota 
 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'powerplan-ramp-'));
   const path = (name: string) => join(dir, name);
-  const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+  const spinner = spinning();
   const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600_000)'], { stdio: 'ignore' });
   /** Runs the controller for `ms` over the tasks listed; answers its charges. */
   const charges = async (tasks: readonly number[], policy: object, ms: number) => {
