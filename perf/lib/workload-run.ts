@@ -86,6 +86,13 @@ export interface Run {
   disturbed: boolean;
   read: WorkloadRead;
   benchmarkId: string;
+  /**
+   * The emulation's controller over the whole condition (every attempt, the set-up around them):
+   * how often the quota fell (dropped, or written again after work while fallen) and was lifted,
+   * and the queries or chunks of all attempts, for falls per query beside the model's chance of a
+   * fall per burst.
+   */
+  controller?: ControllerCounts & { units: number };
 }
 
 export interface Calibration {
@@ -263,14 +270,23 @@ export const runWorkloadCheck = async (
     const cpus = o.cpus ? String(o.cpus.workload) : undefined;
     const c = cluster;
     /** Runs `fn` under `plan`: its emulation applied, the product told the plan it stands for. */
-    const underPlan = async (plan: EmulatedPlan, round: number, fn: () => Promise<void>) => {
+    const underPlan = async (plan: EmulatedPlan, round: number, fn: () => Promise<number | undefined>) => {
       const stop = await group.apply(plan);
       const th0 = await group.throttling();
+      const pushed = runs.length;
+      let units: number | undefined;
       try {
         await p.setPlan(plan.asPlan);
-        await fn();
+        units = await fn();
       } finally {
         const counters = await stop();
+        const run = runs.length > pushed ? runs.at(-1) : undefined;
+        if (run && units !== undefined && plan.ramp) {
+          run.controller = { ...counters, units };
+          o.log(
+            `  the controller: quota fell ${counters.drops + counters.refalls}x (${(((counters.drops + counters.refalls) / Math.max(1, units)) * 100).toFixed(1)} per 100 queries or chunks), lifted ${counters.lifts}x`,
+          );
+        }
         const th1 = await group.throttling();
         const key = `${round}\u0000${plan.name}`;
         const was = proof.get(key) ?? {
@@ -320,6 +336,7 @@ export const runWorkloadCheck = async (
           } finally {
             await group.release(p.pid);
           }
+          return undefined;
         });
       // Then each workload under every plan in turn, so that the runs compared are minutes apart at
       // most, whatever drifts on the machine meanwhile; the order of the plans turns per workload.
@@ -327,6 +344,7 @@ export const runWorkloadCheck = async (
         for (const plan of rotate(o.plans, round + wi))
           await underPlan(plan, round, async () => {
             let best: Run | undefined;
+            let allUnits = 0;
             for (let attempt = 0; ; attempt++) {
               const othersShareNow = await othersFrom(p, false);
               const before = {
@@ -414,11 +432,12 @@ export const runWorkloadCheck = async (
                   `estimate ${read.estimate ? `${read.estimate.addedPercent}% (${read.estimate.low}-${read.estimate.high})` : `none (${read.reason})`}, ` +
                   `throttled ${run.throttled}x, filler ${run.fillerCpuMs.toFixed(0)} ms, rest of the machine ${(othersShare * 100).toFixed(0)}% busy${disturbed ? ' (disturbed)' : ''}`,
               );
+              allUnits += units;
               // The least disturbed attempt is kept.
               if (!best || run.othersShare < best.othersShare) best = run;
               if (!disturbed || attempt >= o.retries) {
                 runs.push(best);
-                break;
+                return allUnits;
               }
               await sleep(3000);
             }
