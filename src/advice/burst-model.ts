@@ -57,9 +57,9 @@ export const workOf = (loss: (w: number) => number, busyUs: number): number => {
 /**
  * How a CPU's bursts follow one another. Either way the clock's progress is carried from burst to
  * burst: a burst after a gap that did not let the clock fall goes on with the ramp where the burst
- * before left it, and the k-th burst since a fall is the piece of the ramp from k w to (k + 1) w of
- * work, L((k + 1) w) - L(k w) of the loss curve after the longest gap, k geometric with the chance
- * f of a fall. The burst right after each gap g loses what was measured after it; the clock makes
+ * before left it, the k-th burst since a fall the piece of the ramp from x_k to x_k + w of work,
+ * L(x_k + w) - L(x_k) of the loss curve after the longest gap, k geometric with the chance f of a
+ * fall (chainedLoss). The burst right after each gap g loses what was measured after it; the clock makes
  * d(g) of its whole fall there, and for a clock that climbs at a steady rate a fall of d is a ramp d
  * times as short and d times as slow at its start, so the bursts after it carry d(g)^2 of what
  * follows a whole fall: f is the mean of d(g)^2 (a tenth of a fall taken as a tenth of a chance of
@@ -70,7 +70,13 @@ export const workOf = (loss: (w: number) => number, busyUs: number): number => {
  *   quota that lets a burst's first millisecond through), the steeper later pieces are no part of
  *   what a query that waited first loses. A governor that short bursts never raise one by one is
  *   raised by them together, as a utilisation average is: a 2.5 ms query at 5 ms gaps brings the
- *   clock up within a few queries, not never;
+ *   clock up within a few queries, not never. And it raises it with time, at checks some
+ *   milliseconds apart that find the CPU busy enough since the last, a wait too short for the
+ *   clock to fall being part of the stretch of work they see: x_k is how far continuous work gets
+ *   up the ramp in the time the bursts before took, their work, the ramp's pieces and the mean
+ *   wait between two bursts of a chain (the gaps weighed by 1 - d(g)^2, the chance they carry
+ *   it), where counted by work alone (x_k = k w) the waits added nothing to the climb
+ *   (docs/ADVICE.md);
  * - 'units': each is a unit of work counted out of longer busy periods (processes handing work to
  *   each other in turns shorter than a unit, docs/ADVICE.md "Work bursts"): the pieces of one busy
  *   period lose what its loss curve says, uncapped. Priced each on its own, a 1 ms piece of a 5 ms
@@ -102,16 +108,20 @@ export const burstModel = (
     const down = Math.max(0, ladder[ladder.length - 1] ?? 0) + Math.max(0, stream[stream.length - 1] ?? 0);
     let mean = 0;
     let fall = 0;
+    let waited = 0;
     for (let k = 0; k < gaps.length; k++) {
       const d =
         Math.max(0, readAt(onLadder[k]!, ladder, true)) + Math.max(0, readAt(onStream[k]!, stream, true));
       mean += weights[k]! * d;
       const share = down > 0 ? Math.min(1, d / down) : 0;
       fall += weights[k]! * share * share;
+      waited += weights[k]! * (1 - share * share) * gaps[k]!.gapUs;
     }
     if (down <= 0 || !afterFall) return mean;
-    // Each burst's loss after its own gap, and what it carries of a ramp a fall before it started.
-    return mean + chainedLoss(afterFall, workUs, fall, follow === 'own');
+    // Each burst's loss after its own gap, and what it carries of a ramp a fall before it started:
+    // queries climb it with their time and the mean wait between them that carries the chain.
+    const waitUs = follow === 'own' ? (fall < 1 ? waited / (1 - fall) : 0) : null;
+    return mean + chainedLoss(afterFall, workUs, fall, waitUs);
   };
 };
 
@@ -157,6 +167,25 @@ const lossAfterFall = (costs: PlanCosts, pick: Pick3): FallCurve | null => {
   return curve;
 };
 
+/**
+ * How far up the ramp `wallUs` after a fall finds the clock, as work: what continuous work has done
+ * by then, x with x + L(x) = wallUs (x + L(x) read on the curve's points; past its end L is flat).
+ */
+const workAt = (c: FallCurve, wallUs: number): number => {
+  let lo = 0;
+  let hi = c.values.length - 1;
+  const wall = (i: number) => i * c.stepUs + c.values[i]!;
+  if (wallUs >= wall(hi)) return hi * c.stepUs + (wallUs - wall(hi));
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (wall(mid) <= wallUs) lo = mid;
+    else hi = mid;
+  }
+  const a = wall(lo);
+  const b = wall(hi);
+  return (lo + (b > a ? (wallUs - a) / (b - a) : 0)) * c.stepUs;
+};
+
 const readFall = (c: FallCurve, workUs: number): number => {
   const at = workUs / c.stepUs;
   const i = Math.floor(at);
@@ -167,23 +196,27 @@ const readFall = (c: FallCurve, workUs: number): number => {
 /**
  * What a burst of `workUs` carries of the ramp in a chain of bursts that a fall starts with chance
  * `fall` before each, beyond the first burst's own loss: sum over k >= 1 of fall (1 - fall)^k
- * (L((k + 1) w) - L(k w)), each piece at most
- * L(w) where `capped` (a burst after an idle gap: BurstsFollow 'own'). L is flat past the curve's
- * end, where the pieces are 0.
+ * (L(x_k + w) - L(x_k)), the k-th burst starting x_k up the ramp. L is flat past the curve's end,
+ * where the pieces are 0. Units of one busy period (`waitUs` null): x_k = k w, uncapped. Bursts
+ * after a wait (BurstsFollow 'own', `waitUs` the mean wait between two of a chain): x_k is the work
+ * continuous work has done in the time the bursts before took, their work, what they lost and the
+ * waits after them (workAt), and each piece is at most L(w).
  */
-const chainedLoss = (curve: FallCurve, workUs: number, fall: number, capped: boolean): number => {
+const chainedLoss = (curve: FallCurve, workUs: number, fall: number, waitUs: number | null): number => {
   if (fall <= 0 || workUs <= 0) return 0;
   const f = Math.min(1, fall);
   const end = curve.stepUs * (curve.values.length - 1);
   const first = readFall(curve, workUs);
   let sum = 0;
   let stay = 1 - f;
-  let before = first;
-  for (let k = 1; k * workUs < end && stay > 1e-9; k++) {
-    const next = readFall(curve, (k + 1) * workUs);
-    const piece = Math.max(0, next - before);
-    sum += f * stay * (capped ? Math.min(first, piece) : piece);
-    before = next;
+  let wall = workUs + first + (waitUs ?? 0);
+  for (let k = 1; stay > 1e-9; k++) {
+    const at = waitUs === null ? k * workUs : workAt(curve, wall);
+    if (at >= end) break;
+    const piece = Math.max(0, readFall(curve, at + workUs) - readFall(curve, at));
+    const paid = waitUs === null ? piece : Math.min(first, piece);
+    sum += f * stay * paid;
+    wall += workUs + piece + (waitUs ?? 0);
     stay *= 1 - f;
   }
   return sum;
