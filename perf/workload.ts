@@ -93,7 +93,9 @@ const { runs, calibration, throttlingProof, benchmarks, disturbedBenchmarks } = 
   minQueries,
   plans,
   workloads,
-  restore: { rows: short ? 50_000 : 300_000, chunkBytes: 256 * 1024, waitMs: 50 },
+  // About 150 chunks a run: with 74 (300,000 rows) a round's held share and estimate were each a
+  // mean over a second of work (docs/BENCHMARK.md).
+  restore: { rows: short ? 50_000 : 600_000, chunkBytes: 256 * 1024, waitMs: 50 },
   // Gaps about sqrt(2) apart where the workloads' idle gaps mostly fall (a few ms to ~100 ms), so the
   // loss read between two of them is not a straight line across a clock's fall; the ladder run nine
   // times, so that each gap's mean loss is one of 9 bursts, not a median of 3.
