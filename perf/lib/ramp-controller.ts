@@ -113,8 +113,9 @@ const fall = () => {
   fresh = true;
 };
 /**
- * Moving the filler is a cgroup migration: done when the group's activity starts, and again every
- * few polls while it lasts (the filler may have gone to rest between two slices of the group).
+ * Moving the filler is a cgroup migration: done when the group's activity starts and the filler
+ * rests; the activity's start, and every few polls while it lasts, drop a standing request to rest
+ * (the pid already in the filling group is written again by keepWarm, below).
  * Where the group's tasks are watched (`runnable`), activity is a task of the group runnable at the
  * poll, not CPU used since the last one: a server's background blip (a writer waking for 50 us)
  * is over before a poll finds it, and a slow clock would only have slowed the blip, where a filler
@@ -128,6 +129,7 @@ const wakeFiller = (starting: boolean) => {
   if (!a.filler || (!starting && filling && ++sinceWake < WAKE_EVERY)) return;
   sinceWake = 0;
   restAsked = false;
+  if (filling) return;
   filling = true;
   writeFileSync(a.filler.fill, String(a.filler.pid));
 };

@@ -283,8 +283,9 @@ export const runWorkloadCheck = async (
         const run = runs.length > pushed ? runs.at(-1) : undefined;
         if (run && units !== undefined && plan.ramp) {
           run.controller = { ...counters, units };
+          const falls = counters.drops + counters.refalls;
           o.log(
-            `  the controller: quota fell ${counters.drops + counters.refalls}x (${(((counters.drops + counters.refalls) / Math.max(1, units)) * 100).toFixed(1)} per 100 queries or chunks), lifted ${counters.lifts}x`,
+            `  the controller: quota fell ${falls}x (${((falls / Math.max(1, units)) * 100).toFixed(1)} per 100 queries or chunks), lifted ${counters.lifts}x`,
           );
         }
         const th1 = await group.throttling();
