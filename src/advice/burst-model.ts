@@ -9,6 +9,7 @@ import {
   type Pick3,
   type PlanCosts,
   positionOf,
+  rampLossAt,
   readAt,
 } from './plan-losses.ts';
 
@@ -102,6 +103,7 @@ export const burstModel = (
   const onStream = gaps.map((g) => positionOf(costs.stream ?? [], g.gapUs));
   const weights = Float64Array.from(gaps, (g) => g.weight);
   const afterFall = carried ? lossAfterFall(costs, pick) : null;
+  const whole = afterFall && follow === 'units' ? wholeRampShares(costs, gaps, pick, afterFall) : null;
   return (workUs) => {
     const { ladder, stream } = lossesAtGaps(costs, workUs, pick);
     // The two measurements' parts add up (lossesAtGaps): after the longest gap of each, the whole fall.
@@ -114,15 +116,36 @@ export const burstModel = (
         Math.max(0, readAt(onLadder[k]!, ladder, true)) + Math.max(0, readAt(onStream[k]!, stream, true));
       mean += weights[k]! * d;
       const share = down > 0 ? Math.min(1, d / down) : 0;
-      fall += weights[k]! * share * share;
-      waited += weights[k]! * (1 - share * share) * gaps[k]!.gapUs;
+      const fell = whole ? whole[k]! : share * share;
+      fall += weights[k]! * fell;
+      waited += weights[k]! * (1 - fell) * gaps[k]!.gapUs;
     }
-    if (down <= 0 || !afterFall) return mean;
+    // A burst that loses nothing after a whole fall carries nothing of it; units read the fall on
+    // the whole ramp, whose later pieces they pay in a chain, whatever their own first piece.
+    if (!afterFall || (down <= 0 && !whole)) return mean;
     // Each burst's loss after its own gap, and what it carries of a ramp a fall before it started:
     // queries climb it with their time and the mean wait between them that carries the chain.
     const waitUs = follow === 'own' ? (fall < 1 ? waited / (1 - fall) : 0) : null;
     return mean + chainedLoss(afterFall, workUs, fall, waitUs);
   };
+};
+
+/**
+ * Per gap, the share of a whole fall the bursts after it carry, read on the whole ramp: the loss of
+ * the most work measured after the gap over its loss after the longest gap (for a clock that climbs
+ * at a steady rate d(g)^2, what the share squared stands for where read at a burst's own work).
+ */
+const wholeRampShares = (
+  costs: PlanCosts,
+  gaps: readonly { gapUs: number }[],
+  pick: Pick3,
+  curve: FallCurve,
+): Float64Array => {
+  const most = curve.stepUs * (curve.values.length - 1);
+  const whole = curve.values[curve.values.length - 1]!;
+  return Float64Array.from(gaps, (g) =>
+    whole > 0 ? Math.min(1, Math.max(0, rampLossAt(costs, g.gapUs, most, pick)) / whole) : 0,
+  );
 };
 
 /** Points of the loss-after-a-fall curve read once per model, evenly spaced in work. */

@@ -639,6 +639,26 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     assert.equal(queries(10_000, 'units'), queries(0, 'units'));
   });
 
+  it("units take a fall's share from the whole ramp: 1 ms units that lose nothing after a fall still pay their busy period's ramp", () => {
+    // A ramp that lets the first millisecond of a burst through, then runs 4 ms at half speed and
+    // eases off (L(1, 2, 3, 5, 8 ms) = 0, 1, 2, 4, 5 ms): a 1 ms unit after a whole fall loses
+    // nothing, so the share of a fall read at its own work is 0 / 0.
+    const late = (w: number) => (w <= 5000 ? Math.max(w - 1000, 0) : Math.min(4000 + (w - 5000) / 3, 5000));
+    const costs: PlanCosts = { ...step, ramp: [point(10_000, () => 0), point(1_000_000, late)] };
+    // One unit in five comes after a gap that lets the clock fall; the rest follow with none.
+    const gaps = [
+      { gapUs: 0, weight: 0.8 },
+      { gapUs: 1_000_000, weight: 0.2 },
+    ];
+    // A fifth of a chance of a fall a unit, read on the whole ramp: the k-th unit after one loses
+    // the ramp's piece from k to k + 1 ms, 1 ms for k = 1..4 and a third for k = 5..7, with chance
+    // 0.2 x 0.8^k: 0.2 x (2361.6 + 266.3) = 526 us a unit.
+    const unit = burstModel(costs, gaps, 'mid', true, 'units')(1000);
+    assert.ok(Math.abs(unit - 526) < 10, `${unit} us`);
+    // A query of 1 ms after a wait loses at most what it loses after a whole fall: nothing.
+    assert.equal(burstModel(costs, gaps, 'mid', true, 'own')(1000), 0);
+  });
+
   it('a partial fall: the burst after it pays its measured loss, the bursts after that carry its share squared of a whole fall', () => {
     // The quota-shaped ramp of the test above; after a 10 ms gap a burst loses a tenth of what it
     // loses after a whole fall. A clock a tenth of the way down climbs back in a tenth of the ramp
