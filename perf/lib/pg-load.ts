@@ -139,8 +139,6 @@ export const pacedRestore = async (
     db: string;
     chunkBytes: number;
     waitMs: number;
-    /** Runs once pg_restore is started, before it is fed: the emulation's group adopts it there. */
-    started?: (pid: number) => Promise<void>;
     beforeChunks?: () => Promise<void>;
     afterChunks?: () => Promise<void>;
   },
@@ -157,7 +155,6 @@ export const pacedRestore = async (
     err += d;
   });
   const exited = new Promise<number>((r) => child.once('exit', (c) => r(c ?? 1)));
-  if (child.pid !== undefined) await o.started?.(child.pid);
   const fh = await open(o.dump, 'r');
   const buf = Buffer.alloc(o.chunkBytes);
   // The last chunk is fed after the timed ones: pg_restore reaches the archive's end with it, runs

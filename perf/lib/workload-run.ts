@@ -388,10 +388,6 @@ export const runWorkloadCheck = async (
                   dump,
                   db: `restore_${dbNo++}`,
                   ...o.restore,
-                  // pg_restore and its backend hand each chunk to each other on the server's CPU, and a
-                  // clock slows both: in the group, or pg_restore at full speed fills the socket ahead of
-                  // its slowed backend, whose bursts then grow (docs/BENCHMARK.md).
-                  started: (pid) => group.adopt(pid),
                   // The database made, pg_restore started: the chunks are what is timed and read.
                   beforeChunks: async () => {
                     start = await mark();
