@@ -82,7 +82,8 @@ export const workOf = (loss: (w: number) => number, busyUs: number): number => {
  *   each other in turns shorter than a unit, docs/ADVICE.md "Work bursts"): the pieces of one busy
  *   period lose what its loss curve says, uncapped. Priced each on its own, a 1 ms piece of a 5 ms
  *   busy period would pay what 1 ms of work loses at a ramp's start, not its part of what the whole
- *   period loses.
+ *   period loses. Their chance of a fall is read on the whole ramp (wholeRampShares): at a unit's
+ *   own millisecond the loss after a fall can be less than its noise.
  */
 export type BurstsFollow = 'own' | 'units';
 
