@@ -9,7 +9,6 @@ import {
   type Pick3,
   type PlanCosts,
   positionOf,
-  rampLossAt,
   readAt,
 } from './plan-losses.ts';
 
@@ -103,21 +102,22 @@ export const burstModel = (
   const onLadder = gaps.map((g) => positionOf(costs.ramp, g.gapUs));
   const onStream = gaps.map((g) => positionOf(costs.stream ?? [], g.gapUs));
   const weights = Float64Array.from(gaps, (g) => g.weight);
+  /** The loss after the k-th gap: the two measurements' parts, added (lossesAtGaps). */
+  const lossAt = (k: number, l: Losses) =>
+    Math.max(0, readAt(onLadder[k]!, l.ladder, true)) + Math.max(0, readAt(onStream[k]!, l.stream, true));
   const afterFall = carried ? lossAfterFall(costs, pick) : null;
-  const whole = afterFall && follow === 'units' ? wholeRampShares(costs, gaps, pick, afterFall) : null;
+  const whole =
+    afterFall && follow === 'units' ? wholeRampShares(costs, gaps.length, pick, afterFall, lossAt) : null;
   return (workUs) => {
-    const { ladder, stream } = lossesAtGaps(costs, workUs, pick);
-    // The two measurements' parts add up (lossesAtGaps): after the longest gap of each, the whole fall.
-    const down = Math.max(0, ladder[ladder.length - 1] ?? 0) + Math.max(0, stream[stream.length - 1] ?? 0);
+    const losses = lossesAtGaps(costs, workUs, pick);
+    const down = lossAfterLongest(losses);
     let mean = 0;
     let fall = 0;
     let waited = 0;
     for (let k = 0; k < gaps.length; k++) {
-      const d =
-        Math.max(0, readAt(onLadder[k]!, ladder, true)) + Math.max(0, readAt(onStream[k]!, stream, true));
+      const d = lossAt(k, losses);
       mean += weights[k]! * d;
-      const share = down > 0 ? Math.min(1, d / down) : 0;
-      const fell = whole ? whole[k]! : share * share;
+      const fell = whole ? whole[k]! : down > 0 ? Math.min(1, d / down) ** 2 : 0;
       fall += weights[k]! * fell;
       waited += weights[k]! * (1 - fell) * gaps[k]!.gapUs;
     }
@@ -138,16 +138,23 @@ export const burstModel = (
  */
 const wholeRampShares = (
   costs: PlanCosts,
-  gaps: readonly { gapUs: number }[],
+  gaps: number,
   pick: Pick3,
   curve: FallCurve,
+  lossAt: (k: number, l: Losses) => number,
 ): Float64Array => {
-  const most = curve.stepUs * (curve.values.length - 1);
-  const whole = curve.values[curve.values.length - 1]!;
-  return Float64Array.from(gaps, (g) =>
-    whole > 0 ? Math.min(1, Math.max(0, rampLossAt(costs, g.gapUs, most, pick)) / whole) : 0,
+  const losses = lossesAtGaps(costs, curve.stepUs * (curve.values.length - 1), pick);
+  const whole = lossAfterLongest(losses);
+  return Float64Array.from({ length: gaps }, (_, k) =>
+    whole > 0 ? Math.min(1, lossAt(k, losses) / whole) : 0,
   );
 };
+
+type Losses = ReturnType<typeof lossesAtGaps>;
+
+/** The two measurements' parts add up (lossesAtGaps): after the longest gap of each, the whole fall. */
+const lossAfterLongest = ({ ladder, stream }: Losses) =>
+  Math.max(0, ladder[ladder.length - 1] ?? 0) + Math.max(0, stream[stream.length - 1] ?? 0);
 
 /** Points of the loss-after-a-fall curve read once per model, evenly spaced in work. */
 const FALL_CURVE_POINTS = 128;
