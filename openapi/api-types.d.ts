@@ -772,7 +772,7 @@ export interface components {
             /** @description One entry per idle gap, shortest first (0.1 to 10 ms). */
             gaps: components["schemas"]["BenchmarkWakeGap"][];
         };
-        /** @description The best this core does now: bursts timed back to back after a warm-up spin. */
+        /** @description The best this core does now: bursts timed back to back after a warm-up spin, in slices across the run (before each run of the idle ladder and after the request stream). */
         BenchmarkWarmBaseline: {
             /** @description Busy time spent first to bring the clock up. */
             spinMs: components["schemas"]["BenchmarkFigure"];

@@ -1,6 +1,6 @@
 /**
  * The benchmark profiles (how long each phase runs) and the hard cap on a run's duration derived
- * from them. `quick` fits in about 5 s of wall time, `standard` in about 20 s.
+ * from them. `quick` fits in about 5.5 s of wall time, `standard` in about 21 s.
  */
 import type { BenchmarkProfile } from '../domain/benchmark.ts';
 
@@ -11,6 +11,10 @@ export interface BenchPlan {
   idleGapsMs: number[];
   repetitions: number;
   calibrateSpinMs: number;
+  /**
+   * The warm reference: `warmBursts` bursts in all, timed after a spin of `warmSpinMs` in slices
+   * across the run (warmSlices).
+   */
   warmSpinMs: number;
   warmBursts: number;
   /** Units (about 1 ms each) per burst, long enough to see a ramp-up of a few tens of ms. */
@@ -105,10 +109,24 @@ export const benchPlan = (
   };
 };
 
+/**
+ * The warm reference's slices: one before each run of the ladder and one after the request stream,
+ * each a spin and `bursts` bursts, so that the reference is timed across the run it is the reference
+ * of. A host's speed drifts over seconds (a virtual machine's neighbours): timed once at the start,
+ * the reference of perf:workload's benchmarks (132 on one day, docs/BENCHMARK.md) was off by more than
+ * 5% in 32 of them, -14% to +28%, against the bursts after gaps too short for its emulated plans to
+ * lower the clock, and the offset was read as a ramp after every gap, or as none.
+ */
+export const warmSlices = (p: BenchPlan): { slices: number; bursts: number } => {
+  const slices = p.repetitions + 1;
+  return { slices, bursts: Math.max(1, Math.round(p.warmBursts / slices)) };
+};
+
 /** Expected wall time of a run (ms), not counting worker start-up. */
 export const estimateMs = (p: BenchPlan): number => {
   const idle = p.repetitions * p.idleGapsMs.reduce((s, g) => s + g + p.burstUnits, 0);
-  const warm = p.warmSpinMs + p.warmBursts * p.burstUnits;
+  const { slices, bursts } = warmSlices(p);
+  const warm = slices * (p.warmSpinMs + bursts * p.burstUnits);
   const sustained = 2 * (p.sustainWarmupMs + p.sustainMs);
   const wake = (p.wakeRounds * p.wakeGapsUs.reduce((s, g) => s + g + p.wakeUnitUs, 0)) / 1000 + 50;
   // Per size and gap: the timed requests, the first, and those the lead-in leaves untimed.

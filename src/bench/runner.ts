@@ -7,7 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import { PowerPlanError } from '../domain/errors.ts';
 import type { RawRun } from './analysis.ts';
-import type { BenchPlan } from './profiles.ts';
+import { type BenchPlan, warmSlices } from './profiles.ts';
 import { CONTROL_WORDS, START_SLOT, workerSource } from './worker-source.ts';
 
 export interface RunProgress {
@@ -133,7 +133,9 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
   if (hooks.signal?.aborted) onAbort();
 
-  const total = 5 + plan.idleGapsMs.length * plan.repetitions + plan.streamUnits.length;
+  // Calibration, the warm slices, the ladder, the stream's sizes, the wake-up probe, both sustained.
+  const total =
+    4 + warmSlices(plan).slices + plan.idleGapsMs.length * plan.repetitions + plan.streamUnits.length;
   let step = 0;
   const progress = (message: string) => {
     if (stopReason === undefined) hooks.progress?.({ progress: step++, total, message });
@@ -157,18 +159,26 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
     );
     const iterations = cal.iterations;
 
-    progress('warm baseline');
-    const warm = await guard(
-      main.request<{ bursts: number[][] }>('warm', {
-        spinMs: plan.warmSpinMs,
-        iterations,
-        units: plan.burstUnits,
-        count: plan.warmBursts,
-      }),
-    );
+    // The warm reference in slices across the run (warmSlices): before each run of the ladder and
+    // after the request stream.
+    const warmBursts: number[][] = [];
+    const slice = warmSlices(plan);
+    const warm = async (at: number) => {
+      progress(`warm baseline (${at}/${slice.slices})`);
+      const w = await guard(
+        main.request<{ bursts: number[][] }>('warm', {
+          spinMs: plan.warmSpinMs,
+          iterations,
+          units: plan.burstUnits,
+          count: slice.bursts,
+        }),
+      );
+      warmBursts.push(...w.bursts);
+    };
 
     const idle: RawRun['idle'] = [];
     for (let rep = 0; rep < plan.repetitions; rep++) {
+      await warm(rep + 1);
       for (const gapMs of plan.idleGapsMs) {
         progress(`burst after ${gapMs} ms idle (${rep + 1}/${plan.repetitions})`);
         const b = await guard(
@@ -194,6 +204,7 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
         stream.push({ gapMs, units, times: r.times });
       }
     }
+    await warm(slice.slices);
 
     progress(
       `wake-up after ${plan.wakeGapsUs.length} idle gaps of ${plan.wakeGapsUs[0]}-${plan.wakeGapsUs.at(-1)} us`,
@@ -231,7 +242,7 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
 
     return {
       calibration: cal,
-      warm: { spinMs: plan.warmSpinMs, bursts: warm.bursts },
+      warm: { spinMs: plan.warmSpinMs, bursts: warmBursts },
       idle,
       stream,
       wake: { ...wake, unitIterations: wakeIterations(iterations, cal.unitMs, plan.wakeUnitUs) },

@@ -77,7 +77,8 @@ export const WarmBaselinePhase = z
   })
   .meta({
     id: 'BenchmarkWarmBaseline',
-    description: 'The best this core does now: bursts timed back to back after a warm-up spin.',
+    description:
+      'The best this core does now: bursts timed back to back after a warm-up spin, in slices across the run (before each run of the idle ladder and after the request stream).',
   });
 
 export const LossPoint = z

@@ -96,8 +96,17 @@ describe('benchmark service (real runs)', () => {
       assert.equal(p.n, 5);
       assert.ok(p.sdLossMs >= 0 && Number.isFinite(p.meanLossMs) && p.meanLossMs > -p.units);
     }
-    assert.equal(steps.length, 12);
-    assert.match(steps[0]!, /^0\/12 calibrating/);
+    assert.equal(steps.length, 14);
+    assert.match(steps[0]!, /^0\/14 calibrating/);
+    // The warm reference timed in slices across the run: before each run of the ladder and after
+    // the request stream, two bursts each.
+    const at = (text: string) => steps.findIndex((m) => m.includes(text));
+    assert.ok(at('warm baseline (1/3)') < at('1000 ms idle (1/2)'));
+    assert.ok(at('1000 ms idle (1/2)') < at('warm baseline (2/3)'));
+    assert.ok(at('warm baseline (2/3)') < at('50 ms idle (2/2)'));
+    assert.ok(at('requests of') < at('warm baseline (3/3)') && at('warm baseline (3/3)') < at('wake-up'));
+    assert.equal(ph.warmBaseline.burstMs.n, 6);
+    assert.equal(ph.warmBaseline.unitMs.n, 6 * ph.warmBaseline.burstUnits);
     assert.equal(service.activeWorkers, 0);
     assert.equal(existsSync(join(dir, 'benchmark.lock')), false);
     assert.equal((await service.get(first.id)).id, first.id);
