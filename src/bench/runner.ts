@@ -133,9 +133,9 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
   if (hooks.signal?.aborted) onAbort();
 
+  const slice = warmSlices(plan);
   // Calibration, the warm slices, the ladder, the stream's sizes, the wake-up probe, both sustained.
-  const total =
-    4 + warmSlices(plan).slices + plan.idleGapsMs.length * plan.repetitions + plan.streamUnits.length;
+  const total = 4 + slice.slices + plan.idleGapsMs.length * plan.repetitions + plan.streamUnits.length;
   let step = 0;
   const progress = (message: string) => {
     if (stopReason === undefined) hooks.progress?.({ progress: step++, total, message });
@@ -162,7 +162,6 @@ export const runBenchmark = async (plan: BenchPlan, hooks: RunHooks): Promise<Ra
     // The warm reference in slices across the run (warmSlices): before each run of the ladder and
     // after the request stream.
     const warmBursts: number[][] = [];
-    const slice = warmSlices(plan);
     const warm = async (at: number) => {
       progress(`warm baseline (${at}/${slice.slices})`);
       const w = await guard(
