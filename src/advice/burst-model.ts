@@ -16,6 +16,17 @@ import {
 const SEARCH_TOLERANCE = 1e-4;
 const SEARCH_STEPS = 40;
 
+/** The work found in a busy period (workOf). */
+export interface WorkFound {
+  workUs: number;
+  /**
+   * A loss curve (another plan's, for the same work) read at the work found: where the loss jumps
+   * there, as far between its two sides as the busy period lies, so that the curve searched reads
+   * the busy period's loss, busyUs - workUs, exactly.
+   */
+  readLoss: (loss: (w: number) => number) => number;
+}
+
 /**
  * The work in each of a CPU's bursts: a busy period observed under the plan in force holds its
  * work and what the ramp took from it (a core running slowly is busy), so the work `w` is the one
@@ -23,35 +34,40 @@ const SEARCH_STEPS = 40;
  * the busy period (none of it) by false position with the Illinois rule (each step draws the line
  * between the ends; an end kept twice has its value halved), which takes a handful of steps where
  * halving the interval takes 14; an E[loss] that jumps (every burst raising the clock from some
- * work on) still narrows the interval to where it jumps.
+ * work on) still narrows the interval to where it jumps, and the busy period is taken to lie that
+ * far between the jump's two sides.
  */
-export const workOf = (loss: (w: number) => number, busyUs: number): number => {
+export const workOf = (loss: (w: number) => number, busyUs: number): WorkFound => {
+  const at = (w: number): WorkFound => ({ workUs: w, readLoss: (f) => f(w) });
   const excess = (w: number) => w + loss(w) - busyUs;
   const tolerance = busyUs * SEARCH_TOLERANCE;
   let lo = 0;
   let atLo = excess(lo);
-  if (atLo >= 0) return lo;
+  if (atLo >= 0) return at(lo);
   let hi = busyUs;
   let atHi = excess(hi);
-  if (atHi <= tolerance) return hi;
+  if (atHi <= tolerance) return at(hi);
   let kept = 0;
   for (let i = 0; i < SEARCH_STEPS && hi - lo > tolerance; i++) {
     const w = hi - (atHi * (hi - lo)) / (atHi - atLo);
-    const at = excess(w);
-    if (Math.abs(at) <= tolerance) return w;
-    if (at > 0) {
+    const ex = excess(w);
+    if (Math.abs(ex) <= tolerance) return at(w);
+    if (ex > 0) {
       hi = w;
-      atHi = at;
+      atHi = ex;
       if (kept === -1) atLo /= 2;
       kept = -1;
     } else {
       lo = w;
-      atLo = at;
+      atLo = ex;
       if (kept === 1) atHi /= 2;
       kept = 1;
     }
   }
-  return lo;
+  // The ends' values, not the halved ones: how far between them the busy period lies.
+  const [below, above] = [excess(lo), excess(hi)];
+  const t = above > below ? -below / (above - below) : 0;
+  return { workUs: lo + t * (hi - lo), readLoss: (f) => f(lo) + t * (f(hi) - f(lo)) };
 };
 
 /**

@@ -144,28 +144,45 @@ const idleGapsOf = (
 const MAX_QUEUED = 0.95;
 
 /**
+ * The share of the requests that queued behind another taken to wake the work all the same: the
+ * middle estimate's, half (the middle of what the counters allow); the range's ends take all of
+ * them and none (burstGaps).
+ */
+export const QUEUED_WAKE_MIDDLE = 0.5;
+
+/**
  * The idle gaps before a CPU's bursts (idleGapsOf), each weighed by the share of its bursts. The
  * work's own bursts (a query each; not units, not wake-ups) arrive as requests do: Poisson
  * arrivals see time averages (Wolff, "Poisson arrivals see time averages", Operations Research
- * 30(2), 1982), so the share of them that find the CPU busy is its busy share, and those follow
- * the burst before with no idle gap a clock could fall in; the rest come after an idle period
- * that, arrivals being memoryless, has the arrivals' mean gap: the CPU's idle time over those
- * bursts alone. Taken over every burst the mean gap is too short: 2.5 ms queries at 200 a second,
- * half of them queued, gave 3.3-3.8 ms where the arrivals' gap is 5 ms, and the long gaps after
- * which a clock falls were lost from the exponential's tail. `queued` false: every burst after a
- * gap of the mean (the range's other end).
+ * 30(2), 1982), so a share of the requests equal to the CPU's busy share `b` find it busy and
+ * follow the one before with no idle gap a clock could fall in; the rest come after an idle period
+ * that, arrivals being memoryless, has the arrivals' mean gap. The bursts counted are the work's
+ * wake-ups, though: those after a gap, and of the queued requests the share `queuedWake` that found
+ * the process asleep (a client that sends its next request only when the last returns: the process
+ * sleeps for the turnaround unless the request comes before it looks). At `r` requests a second
+ * the counters see `k = r (1 - b + queuedWake b)` bursts, of which the share `queuedWake b / (1 - b
+ * + queuedWake b)` follow the one before with no gap, and the idle time over the rest is the
+ * arrivals' mean gap. The counters do not say `queuedWake`: 1 takes every request as a burst, 0
+ * none that queued, and the mean gap moves linearly between the two (QUEUED_WAKE_MIDDLE). Where
+ * the clock falls only after long gaps, the exponential's tail decides: 2.5 ms queries at 200 a
+ * second (the arrivals' mean gap 5 ms, about 120 wake-ups a second) gave 3.3-3.8 ms with none
+ * queued, and 7.1-8.3 ms with every request a burst, twice the falls there were.
  */
 export const burstGaps = (
   c: CpuPattern,
   split: readonly { entriesPerSecond: number; meanPeriodUs: number }[],
   shape: 'exponential' | 'mean',
-  queued: boolean,
+  queuedWake: number,
 ): { gapUs: number; weight: number }[] => {
-  const own = queued && c.workBursts && !c.inUnits;
+  const own = c.workBursts && !c.inUnits;
   const time = c.busyUsPerSecond + c.idleUsPerSecond;
   const busy = own && time > 0 ? Math.min(MAX_QUEUED, c.busyUsPerSecond / time) : 0;
-  const gaps = idleGapsOf(split, c.idleUsPerSecond / (c.burstsPerSecond * (1 - busy)), shape);
-  return busy > 0
-    ? [{ gapUs: 0, weight: busy }, ...gaps.map((g) => ({ gapUs: g.gapUs, weight: g.weight * (1 - busy) }))]
+  const queued = busy > 0 ? (queuedWake * busy) / (1 - busy + queuedWake * busy) : 0;
+  const gaps = idleGapsOf(split, c.idleUsPerSecond / (c.burstsPerSecond * (1 - queued)), shape);
+  return queued > 0
+    ? [
+        { gapUs: 0, weight: queued },
+        ...gaps.map((g) => ({ gapUs: g.gapUs, weight: g.weight * (1 - queued) })),
+      ]
     : gaps;
 };

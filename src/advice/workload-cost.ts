@@ -9,7 +9,7 @@
  */
 import { TOO_LITTLE_WORK, type WorkloadEstimate, type WorkloadObservation } from '../domain/workload.ts';
 import { burstModel, workOf } from './burst-model.ts';
-import { burstGaps, busyPerSecond, cpusOf, gapsOf } from './cpu-patterns.ts';
+import { burstGaps, busyPerSecond, cpusOf, gapsOf, QUEUED_WAKE_MIDDLE } from './cpu-patterns.ts';
 import { type Pick3, type PlanCosts, wakeCosts } from './plan-losses.ts';
 
 /** Below this much work in the window the counters' noise outweighs the work: no estimate. */
@@ -55,7 +55,7 @@ const totals = (
   pick: Pick3,
   shape: 'exponential' | 'mean',
   floor?: { costs: PlanCosts; pick: Pick3 },
-  queued = true,
+  queuedWake = QUEUED_WAKE_MIDDLE,
 ): Totals => {
   // The work: the busy time less what is no part of the work's bursts (burstBusy).
   let busyPerSecondUs = busyPerSecond(o);
@@ -70,16 +70,17 @@ const totals = (
     entries += c.entriesPerSecond;
     busyPerSecondUs -= c.busyUsPerSecond - c.burstBusyUsPerSecond;
     if (c.burstsPerSecond <= 0 || (!costs.ramp.length && !costs.stream?.length)) continue;
-    const gaps = burstGaps(c, split, shape, queued);
+    const gaps = burstGaps(c, split, shape, queuedWake);
     const busyUs = c.burstBusyUsPerSecond / c.burstsPerSecond;
     // Counted by wake-ups a burst's work is the busy time spread over blips too: it says nothing of
     // whether a burst finished the ramp, so each is taken to pay for its own gap.
     const carried = c.workBursts;
     const follow = c.inUnits ? 'units' : 'own';
-    const work = workOf(burstModel(costs, gaps, pick, carried, follow), busyUs);
-    ramp += c.burstsPerSecond * (busyUs - work);
+    const found = workOf(burstModel(costs, gaps, pick, carried, follow), busyUs);
+    ramp += c.burstsPerSecond * (busyUs - found.workUs);
     if (floor)
-      floorRamp += c.burstsPerSecond * burstModel(floor.costs, gaps, floor.pick, carried, follow)(work);
+      floorRamp +=
+        c.burstsPerSecond * found.readLoss(burstModel(floor.costs, gaps, floor.pick, carried, follow));
   }
   return {
     wakeUs: wake,
@@ -164,9 +165,10 @@ export const whyNoEstimate = (o: WorkloadObservation, costs: PlanCosts): string 
 
 /**
  * The estimate: the middle from the middle costs with exponential idle periods, the work's own
- * bursts that found the CPU busy following the one before with no gap (burstGaps); the range from
- * the low and high costs, both shapes of the distribution (all periods equal to the mean, or
- * memoryless) and every burst after a gap, whichever is lower or higher. With a benchmark under a performance plan
+ * requests that found the CPU busy following the one before with no gap, half of them counted
+ * among its wake-ups (burstGaps); the range from the low and high costs, both shapes of the
+ * distribution (all periods equal to the mean, or memoryless) and all or none of those requests
+ * counted, whichever is lower or higher. With a benchmark under a performance plan
  * (`performance`; the plan's own when it is one) the ramp that plan still shows is the platform's:
  * it is left out of addedPercent and given as platformPercent, and recoverablePercent is what
  * switching to it would take off.
@@ -181,14 +183,15 @@ export const estimateWorkloadCost = (
   const floor = (pick: Pick3) => (performance ? { costs: performance, pick } : undefined);
   const planTotals = totals(o, costs, 'mid', 'exponential', floor('mid'));
   const mid = shares(planTotals);
-  // The middle's shapes, every gap at its mean, and every burst after a gap (none queued).
+  // The middle's shapes, every gap at its mean, and every queued request counted or none.
   const shapes = [
-    ['exponential', true],
-    ['exponential', false],
-    ['mean', true],
+    ['exponential', QUEUED_WAKE_MIDDLE],
+    ['exponential', 1],
+    ['exponential', 0],
+    ['mean', QUEUED_WAKE_MIDDLE],
   ] as const;
   const range = (pick: Pick3, floorPick: Pick3) =>
-    shapes.map(([gaps, queued]) => shares(totals(o, costs, pick, gaps, floor(floorPick), queued)).percent);
+    shapes.map(([gaps, wake]) => shares(totals(o, costs, pick, gaps, floor(floorPick), wake)).percent);
   // The platform's ramp taken from the same benchmark as the plan's (a performance plan in force)
   // is the same measurement: its noise cancels, so both ends read it alike.
   const same =

@@ -442,23 +442,31 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
   it('a burst past the ramp raises the clock by itself, and queries that queued behind another follow it with no gap', () => {
     // 25 queries of 15 ms a second on the step clock (up after 10 ms of work, its loss 30 ms).
     // Poisson arrivals see time averages: the share of queries that find the CPU busy is its busy
-    // share, and they lose nothing; the others come after an idle period of the arrivals' mean gap,
-    // 40 ms, and each pays for its own gap only (a burst past the ramp ends it): 30 ms x (1 - busy)
-    // x the chance of a gap past 20 ms (all of the fall) to past 10 ms (the first of it), out of
-    // the work a burst holds, its busy period less that.
+    // share b, and they lose nothing. The bursts counted are the work's wake-ups, half of the
+    // queued queries among them in the middle: a share b / (2 - b) of the bursts follow the one
+    // before with no gap, the others come after an idle period of the idle time over them, and
+    // each pays for its own gap only (a burst past the ramp ends it): 30 ms x that share x the
+    // chance of a gap past 20 ms (all of the fall) to past 10 ms (the first of it), out of the work
+    // a burst holds, its busy period less that.
     const o = pattern(25, 15_000, 0, step);
     const e = estimateWorkloadCost(o, step).estimate!;
     const busy = o.busyShare!;
     const period = busy * 40;
-    const share = (chance: number) => {
-      const lost = 30 * (1 - busy) * chance;
+    const share = (queued: number, chance: (meanMs: number) => number) => {
+      const lost = 30 * (1 - queued) * chance(((1 - busy) * 40) / (1 - queued));
       return (100 * lost) / (period - lost);
     };
-    const [low, high] = [share(Math.exp(-20 / 40)), share(Math.exp(-10 / 40))];
+    const between = (queued: number): [number, number] => [
+      share(queued, (m) => Math.exp(-20 / m)),
+      share(queued, (m) => Math.exp(-10 / m)),
+    ];
+    const [low, high] = between(busy / (2 - busy));
     assert.ok(e.rampPercent > low && e.rampPercent < high, `${e.rampPercent}% not in ${low}-${high}%`);
-    // Taken after a gap each (the range's other end), every query's gap is the idle time over all
-    // of them, 25 ms, and fewer fall: below the middle.
-    assert.ok(e.low < e.addedPercent, `${e.addedPercent}% (${e.low}-${e.high})`);
+    // The range takes all of the queued queries counted (each burst a query: the arrivals' mean gap,
+    // 40 ms) and none (every burst after a gap of the idle time over all of them, 25 ms, fewer
+    // falling): the middle between.
+    assert.ok(e.high >= between(busy)[0], `${e.high}% below ${between(busy)[0]}%`);
+    assert.ok(e.low < e.addedPercent && e.addedPercent < e.high, `${e.addedPercent}% (${e.low}-${e.high})`);
   });
 
   it('carries the clock from burst to burst: short bursts that never finish the ramp keep it low through short gaps', () => {
