@@ -164,9 +164,10 @@ export const QUEUED_WAKE_MIDDLE = 0.5;
  * + queuedWake b)` follow the one before with no gap, and the idle time over the rest is the
  * arrivals' mean gap. The counters do not say `queuedWake`: 1 takes every request as a burst, 0
  * none that queued, and the mean gap moves linearly between the two (QUEUED_WAKE_MIDDLE). Where
- * the clock falls only after long gaps, the exponential's tail decides: 2.5 ms queries at 200 a
- * second (the arrivals' mean gap 5 ms, about 120 wake-ups a second) gave 3.3-3.8 ms with none
- * queued, and 7.1-8.3 ms with every request a burst, twice the falls there were.
+ * the clock falls only after long gaps, the exponential's tail decides: for 2.5 ms queries at 200
+ * a second (the arrivals' mean gap 5 ms, about 120 wake-ups a second) every queued one counted
+ * gave 6.9-9.0 ms and about twice the falls there were, none 1.0-2.5 ms, half 4.0-5.2 ms
+ * (docs/ADVICE.md, "Queries that queue").
  */
 export const burstGaps = (
   c: CpuPattern,
