@@ -22,7 +22,7 @@ export interface WorkFound {
   /**
    * A loss curve (another plan's, for the same work) read at the work found: where the loss jumps
    * there, as far between its two sides as the busy period lies, so that the curve searched reads
-   * the busy period's loss, busyUs - workUs, exactly.
+   * the busy period's loss, busyUs - workUs (within the search's tolerance elsewhere).
    */
   readLoss: (loss: (w: number) => number) => number;
 }
@@ -47,6 +47,8 @@ export const workOf = (loss: (w: number) => number, busyUs: number): WorkFound =
   let hi = busyUs;
   let atHi = excess(hi);
   if (atHi <= tolerance) return at(hi);
+  // The ends' own values, which the Illinois rule's halving leaves alone.
+  let [below, above] = [atLo, atHi];
   let kept = 0;
   for (let i = 0; i < SEARCH_STEPS && hi - lo > tolerance; i++) {
     const w = hi - (atHi * (hi - lo)) / (atHi - atLo);
@@ -54,20 +56,22 @@ export const workOf = (loss: (w: number) => number, busyUs: number): WorkFound =
     if (Math.abs(ex) <= tolerance) return at(w);
     if (ex > 0) {
       hi = w;
-      atHi = ex;
+      atHi = above = ex;
       if (kept === -1) atLo /= 2;
       kept = -1;
     } else {
       lo = w;
-      atLo = ex;
+      atLo = below = ex;
       if (kept === 1) atHi /= 2;
       kept = 1;
     }
   }
-  // The ends' values, not the halved ones: how far between them the busy period lies.
-  const [below, above] = [excess(lo), excess(hi)];
-  const t = above > below ? -below / (above - below) : 0;
-  return { workUs: lo + t * (hi - lo), readLoss: (f) => f(lo) + t * (f(hi) - f(lo)) };
+  // How far between the ends the busy period lies; where the loss does not jump between them, any
+  // curve is read once, at the work.
+  const t = -below / (above - below);
+  const workUs = lo + t * (hi - lo);
+  const jump = above - below - (hi - lo) > tolerance;
+  return { workUs, readLoss: jump ? (f) => f(lo) + t * (f(hi) - f(lo)) : (f) => f(workUs) };
 };
 
 /**
