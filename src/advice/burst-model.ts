@@ -114,14 +114,12 @@ export type BurstsFollow = 'own' | 'units';
  */
 export const burstModel = (
   costs: PlanCosts,
-  gaps: readonly { gapUs: number; weight: number }[],
+  gaps: Gaps,
   pick: Pick3,
   carried: boolean,
   follow: BurstsFollow = 'own',
 ): ((workUs: number) => number) => {
-  const onLadder = gaps.map((g) => positionOf(costs.ramp, g.gapUs));
-  const onStream = gaps.map((g) => positionOf(costs.stream ?? [], g.gapUs));
-  const weights = Float64Array.from(gaps, (g) => g.weight);
+  const { onLadder, onStream, weights } = placed(costs, gaps);
   /** The loss after the k-th gap: the two measurements' parts, added (lossesAtGaps). */
   const lossAt = (k: number, l: Losses) =>
     Math.max(0, readAt(onLadder[k]!, l.ladder, true)) + Math.max(0, readAt(onStream[k]!, l.stream, true));
@@ -149,6 +147,31 @@ export const burstModel = (
     const waitUs = follow === 'own' ? (fall < 1 ? waited / (1 - fall) : 0) : null;
     return mean + chainedLoss(afterFall, workUs, fall, waitUs);
   };
+};
+
+type Gaps = readonly { gapUs: number; weight: number }[];
+interface Placed {
+  onLadder: ReturnType<typeof positionOf>[];
+  onStream: ReturnType<typeof positionOf>[];
+  weights: Float64Array;
+}
+const placements = new WeakMap<Gaps, WeakMap<PlanCosts, Placed>>();
+/**
+ * Where the gaps fall among a plan's measured gaps, once per gaps and costs (both read-only; the
+ * estimate asks for the same gaps under each pick and range end).
+ */
+const placed = (costs: PlanCosts, gaps: Gaps): Placed => {
+  const byCosts = placements.get(gaps) ?? new WeakMap<PlanCosts, Placed>();
+  placements.set(gaps, byCosts);
+  const known = byCosts.get(costs);
+  if (known) return known;
+  const made = {
+    onLadder: gaps.map((g) => positionOf(costs.ramp, g.gapUs)),
+    onStream: gaps.map((g) => positionOf(costs.stream ?? [], g.gapUs)),
+    weights: Float64Array.from(gaps, (g) => g.weight),
+  };
+  byCosts.set(costs, made);
+  return made;
 };
 
 /**

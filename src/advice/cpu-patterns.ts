@@ -161,7 +161,7 @@ export const QUEUED_WAKE_MIDDLE = 0.5;
  * the process asleep (a client that sends its next request only when the last returns: the process
  * sleeps for the turnaround unless the request comes before it looks). At `r` requests a second
  * the counters see `k = r (1 - b + queuedWake b)` bursts, of which the share `queuedWake b / (1 - b
- * + queuedWake b)` follow the one before with no gap, and the idle time over the rest is the
+ * + queuedWake b)` (`queued`, from queuedShare) follow the one before with no gap, and the idle time over the rest is the
  * arrivals' mean gap. The counters do not say `queuedWake`: 1 takes every request as a burst, 0
  * none that queued, and the mean gap moves linearly between the two (QUEUED_WAKE_MIDDLE). Where
  * the clock falls only after long gaps, the exponential's tail decides: for 2.5 ms queries at 200
@@ -173,12 +173,8 @@ export const burstGaps = (
   c: CpuPattern,
   split: readonly { entriesPerSecond: number; meanPeriodUs: number }[],
   shape: 'exponential' | 'mean',
-  queuedWake: number,
+  queued: number,
 ): { gapUs: number; weight: number }[] => {
-  const own = c.workBursts && !c.inUnits;
-  const time = c.busyUsPerSecond + c.idleUsPerSecond;
-  const busy = own && time > 0 ? Math.min(MAX_QUEUED, c.busyUsPerSecond / time) : 0;
-  const queued = busy > 0 ? (queuedWake * busy) / (1 - busy + queuedWake * busy) : 0;
   const gaps = idleGapsOf(split, c.idleUsPerSecond / (c.burstsPerSecond * (1 - queued)), shape);
   return queued > 0
     ? [
@@ -186,4 +182,16 @@ export const burstGaps = (
         ...gaps.map((g) => ({ gapUs: g.gapUs, weight: g.weight * (1 - queued) })),
       ]
     : gaps;
+};
+
+/**
+ * The share of a CPU's bursts that follow the one before with no gap (burstGaps), with the share
+ * `queuedWake` of the requests that queued counted among them: none where the bursts are not the
+ * work's own requests.
+ */
+export const queuedShare = (c: CpuPattern, queuedWake: number): number => {
+  const own = c.workBursts && !c.inUnits;
+  const time = c.busyUsPerSecond + c.idleUsPerSecond;
+  const busy = own && time > 0 ? Math.min(MAX_QUEUED, c.busyUsPerSecond / time) : 0;
+  return busy > 0 ? (queuedWake * busy) / (1 - busy + queuedWake * busy) : 0;
 };

@@ -9,7 +9,15 @@
  */
 import { TOO_LITTLE_WORK, type WorkloadEstimate, type WorkloadObservation } from '../domain/workload.ts';
 import { burstModel, workOf } from './burst-model.ts';
-import { burstGaps, busyPerSecond, cpusOf, gapsOf, QUEUED_WAKE_MIDDLE } from './cpu-patterns.ts';
+import {
+  burstGaps,
+  busyPerSecond,
+  type CpuPattern,
+  cpusOf,
+  gapsOf,
+  QUEUED_WAKE_MIDDLE,
+  queuedShare,
+} from './cpu-patterns.ts';
 import { type Pick3, type PlanCosts, wakeCosts } from './plan-losses.ts';
 
 /** Below this much work in the window the counters' noise outweighs the work: no estimate. */
@@ -51,6 +59,7 @@ interface Totals {
  */
 const totals = (
   o: WorkloadObservation,
+  view: CpuView,
   costs: PlanCosts,
   pick: Pick3,
   shape: 'exponential' | 'mean',
@@ -63,14 +72,11 @@ const totals = (
   let ramp = 0;
   let floorRamp = 0;
   let entries = 0;
-  const split = statesOf(o).flatMap((s) =>
-    s.meanPeriodUs ? [{ entriesPerSecond: s.entriesPerSecond, meanPeriodUs: s.meanPeriodUs }] : [],
-  );
-  for (const c of cpusOf(o)) {
+  view.cpus.forEach((c, i) => {
     entries += c.entriesPerSecond;
     busyPerSecondUs -= c.busyUsPerSecond - c.burstBusyUsPerSecond;
-    if (c.burstsPerSecond <= 0 || (!costs.ramp.length && !costs.stream?.length)) continue;
-    const gaps = burstGaps(c, split, shape, queuedWake);
+    if (c.burstsPerSecond <= 0 || (!costs.ramp.length && !costs.stream?.length)) return;
+    const gaps = view.gaps(i, shape, queuedWake);
     const busyUs = c.burstBusyUsPerSecond / c.burstsPerSecond;
     // Counted by wake-ups a burst's work is the busy time spread over blips too: it says nothing of
     // whether a burst finished the ramp, so each is taken to pay for its own gap.
@@ -81,7 +87,7 @@ const totals = (
     if (floor)
       floorRamp +=
         c.burstsPerSecond * found.readLoss(burstModel(floor.costs, gaps, floor.pick, carried, follow));
-  }
+  });
   return {
     wakeUs: wake,
     rampUs: ramp,
@@ -89,6 +95,44 @@ const totals = (
     floorWakeUs: floor ? wakeHalf(o, floor.costs, floor.pick, shape) : 0,
     busyUs: busyPerSecondUs,
     entries,
+  };
+};
+
+/**
+ * The CPUs of an observation and the gaps before their bursts, made once per estimate: each CPU's
+ * gaps once per shape and share of queued bursts (the same array for every pick and plan, which
+ * the burst model places on a plan's measured gaps once), the queued requests' share counted
+ * making no difference where the bursts are not the work's own.
+ */
+interface CpuView {
+  cpus: CpuPattern[];
+  gaps: (
+    cpu: number,
+    shape: 'exponential' | 'mean',
+    queuedWake: number,
+  ) => { gapUs: number; weight: number }[];
+  /** What tells the gaps of every CPU under a shape and share counted apart from another's. */
+  key: (shape: 'exponential' | 'mean', queuedWake: number) => string;
+}
+const cpuView = (o: WorkloadObservation): CpuView => {
+  const cpus = cpusOf(o);
+  const split = statesOf(o).flatMap((s) =>
+    s.meanPeriodUs ? [{ entriesPerSecond: s.entriesPerSecond, meanPeriodUs: s.meanPeriodUs }] : [],
+  );
+  const made = new Map<string, { gapUs: number; weight: number }[]>();
+  return {
+    cpus,
+    gaps: (i, shape, queuedWake) => {
+      const c = cpus[i]!;
+      const queued = queuedShare(c, queuedWake);
+      const key = `${i} ${shape} ${queued}`;
+      const known = made.get(key);
+      if (known) return known;
+      const gaps = burstGaps(c, split, shape, queued);
+      made.set(key, gaps);
+      return gaps;
+    },
+    key: (shape, queuedWake) => `${shape} ${cpus.map((c) => queuedShare(c, queuedWake)).join(' ')}`,
   };
 };
 
@@ -181,17 +225,23 @@ export const estimateWorkloadCost = (
   const reason = whyNoEstimate(o, costs);
   if (reason) return { estimate: null, reason };
   const floor = (pick: Pick3) => (performance ? { costs: performance, pick } : undefined);
-  const planTotals = totals(o, costs, 'mid', 'exponential', floor('mid'));
+  const view = cpuView(o);
+  const planTotals = totals(o, view, costs, 'mid', 'exponential', floor('mid'));
   const mid = shares(planTotals);
   // The middle's shapes, every gap at its mean, and every queued request counted or none.
-  const shapes = [
-    ['exponential', QUEUED_WAKE_MIDDLE],
-    ['exponential', 1],
-    ['exponential', 0],
-    ['mean', QUEUED_WAKE_MIDDLE],
-  ] as const;
+  // Those that give every CPU the same gaps (no bursts of the work's own) are taken once.
+  const shapes = (
+    [
+      ['exponential', QUEUED_WAKE_MIDDLE],
+      ['exponential', 1],
+      ['exponential', 0],
+      ['mean', QUEUED_WAKE_MIDDLE],
+    ] as const
+  ).filter(
+    ([gaps, wake], i, all) => all.findIndex(([g, w]) => view.key(g, w) === view.key(gaps, wake)) === i,
+  );
   const range = (pick: Pick3, floorPick: Pick3) =>
-    shapes.map(([gaps, wake]) => shares(totals(o, costs, pick, gaps, floor(floorPick), wake)).percent);
+    shapes.map(([gaps, wake]) => shares(totals(o, view, costs, pick, gaps, floor(floorPick), wake)).percent);
   // The platform's ramp taken from the same benchmark as the plan's (a performance plan in force)
   // is the same measurement: its noise cancels, so both ends read it alike.
   const same =
