@@ -160,9 +160,9 @@ export const QUEUED_WAKE_MIDDLE = 0.5;
  * wake-ups, though: those after a gap, and of the queued requests the share `queuedWake` that found
  * the process asleep (a client that sends its next request only when the last returns: the process
  * sleeps for the turnaround unless the request comes before it looks). At `r` requests a second
- * the counters see `k = r (1 - b + queuedWake b)` bursts, of which the share `queuedWake b / (1 - b
- * + queuedWake b)` (`queued`, from queuedShare) follow the one before with no gap, and the idle time over the rest is the
- * arrivals' mean gap. The counters do not say `queuedWake`: 1 takes every request as a burst, 0
+ * the counters see `k = r (1 - b + queuedWake b)` bursts, of which the share `queued` = `queuedWake
+ * b / (1 - b + queuedWake b)` (queuedShare) follow the one before with no gap, and the idle time
+ * over the rest is the arrivals' mean gap. The counters do not say `queuedWake`: 1 takes every request as a burst, 0
  * none that queued, and the mean gap moves linearly between the two (QUEUED_WAKE_MIDDLE). Where
  * the clock falls only after long gaps, the exponential's tail decides: for 2.5 ms queries at 200
  * a second (the arrivals' mean gap 5 ms, about 120 wake-ups a second) every queued one counted
