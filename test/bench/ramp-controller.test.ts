@@ -30,6 +30,12 @@ const spinning = () => {
   return spinner;
 };
 
+/** A task's state as /proc/<pid>/stat gives it (R runnable, S asleep, ...). */
+const taskState = async (pid: number) => {
+  const stat = await readFile(`/proc/${pid}/stat`, 'latin1');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+};
+
 const until = async (what: string, ok: () => Promise<boolean>, ms = 3000) => {
   const end = Date.now() + ms;
   while (!(await ok())) {
@@ -162,6 +168,8 @@ test('ramp controller: where the tasks are watched, the filler fills only while 
   try {
     await until('ready', async () => c.out().includes('ready\n'), 30_000);
     await until('the quota dropped', async () => (await read('cpu.cfs_quota_us')) === '1000');
+    // The sleeper past its start (a Node.js that starts runs for a while, longer on a busy machine).
+    await until('the sleeper asleep', async () => (await taskState(sleeper.pid!)) === 'S', 30_000);
     // CPU used with no task runnable at any poll (a background blip): the filler stays resting.
     await replace(path('cpuacct.usage'), '100000');
     await sleep(150);
