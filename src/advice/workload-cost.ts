@@ -72,10 +72,10 @@ const totals = (
   let ramp = 0;
   let floorRamp = 0;
   let entries = 0;
-  view.cpus.forEach((c, i) => {
+  for (const [i, c] of view.cpus.entries()) {
     entries += c.entriesPerSecond;
     busyPerSecondUs -= c.busyUsPerSecond - c.burstBusyUsPerSecond;
-    if (c.burstsPerSecond <= 0 || (!costs.ramp.length && !costs.stream?.length)) return;
+    if (c.burstsPerSecond <= 0 || (!costs.ramp.length && !costs.stream?.length)) continue;
     const gaps = view.gaps(i, shape, queuedWake);
     const busyUs = c.burstBusyUsPerSecond / c.burstsPerSecond;
     // Counted by wake-ups a burst's work is the busy time spread over blips too: it says nothing of
@@ -87,7 +87,7 @@ const totals = (
     if (floor)
       floorRamp +=
         c.burstsPerSecond * found.readLoss(burstModel(floor.costs, gaps, floor.pick, carried, follow));
-  });
+  }
   return {
     wakeUs: wake,
     rampUs: ramp,

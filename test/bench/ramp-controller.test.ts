@@ -32,8 +32,8 @@ const spinning = () => {
 
 /** A task's state as /proc/<pid>/stat gives it (R runnable, S asleep, ...). */
 const taskState = async (pid: number) => {
-  const stat = await readFile(`/proc/${pid}/stat`, 'latin1');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  const line = await readFile(`/proc/${pid}/stat`, 'latin1');
+  return line.charAt(line.lastIndexOf(')') + 2);
 };
 
 const until = async (what: string, ok: () => Promise<boolean>, ms = 3000) => {
