@@ -79,11 +79,16 @@ export const workOf = (loss: (w: number) => number, busyUs: number): WorkFound =
  * burst: a burst after a gap that did not let the clock fall goes on with the ramp where the burst
  * before left it, the k-th burst since a fall the piece of the ramp from x_k to x_k + w of work,
  * L(x_k + w) - L(x_k) of the loss curve after the longest gap, k geometric with the chance f of a
- * fall (chainedLoss). The burst right after each gap g loses what was measured after it; the clock makes
- * d(g) of its whole fall there, and for a clock that climbs at a steady rate a fall of d is a ramp d
- * times as short and d times as slow at its start, so the bursts after it carry d(g)^2 of what
- * follows a whole fall: f is the mean of d(g)^2 (a tenth of a fall taken as a tenth of a chance of
- * a whole one charged a loss measured after short gaps many times over, docs/ADVICE.md):
+ * fall (chainedLoss). The burst right after each gap g loses what was measured after it. What the
+ * bursts after it carry of a whole fall is read on the whole ramp (wholeRampShares): the loss of
+ * the most work measured after g over its loss after the longest gap, R(g), and f is the mean of
+ * R(g). A clock that falls d(g) of the way and climbs at a steady rate has a ramp d times as short
+ * and d times as slow at its start: R(g) is d(g)^2, while a burst's own first millisecond loses d
+ * of a whole fall's (a tenth of a fall taken as a tenth of a chance of a whole one charged a loss
+ * measured after short gaps many times over). A governor that lets the clock fall only at its
+ * checks, so that after the same gap some bursts meet a whole fall and the rest none, has R(g) the
+ * share that met one, at every amount of work; read at a burst's own work and squared, that share
+ * came out squared too (docs/ADVICE.md, "A fall's share read on the whole ramp"):
  * - 'own': each is a burst of the work's own (a query), a whole busy period after an idle gap. A
  *   clock part way up is no slower than one all the way down, so such a burst loses at most what
  *   it loses after a whole fall, L(w): where the loss curve grows steeper as a burst goes on (a
@@ -94,15 +99,14 @@ export const workOf = (loss: (w: number) => number, busyUs: number): WorkFound =
  *   milliseconds apart that find the CPU busy enough since the last, a wait too short for the
  *   clock to fall being part of the stretch of work they see: x_k is how far continuous work gets
  *   up the ramp in the time the bursts before took, their work, the ramp's pieces and the mean
- *   wait between two bursts of a chain (the gaps weighed by 1 - d(g)^2, the chance they carry
- *   it), where counted by work alone (x_k = k w) the waits added nothing to the climb
- *   (docs/ADVICE.md);
+ *   wait between two bursts of a chain (the gaps weighed by 1 - R(g), the chance they carry it),
+ *   where counted by work alone (x_k = k w) the waits added nothing to the climb (docs/ADVICE.md);
  * - 'units': each is a unit of work counted out of longer busy periods (processes handing work to
  *   each other in turns shorter than a unit, docs/ADVICE.md "Work bursts"): the pieces of one busy
  *   period lose what its loss curve says, uncapped. Priced each on its own, a 1 ms piece of a 5 ms
  *   busy period would pay what 1 ms of work loses at a ramp's start, not its part of what the whole
- *   period loses. Their chance of a fall is read on the whole ramp (wholeRampShares): at a unit's
- *   own millisecond the loss after a fall can be less than its noise.
+ *   period loses. At a unit's own millisecond the loss after a fall can be less than its noise, the
+ *   whole ramp's is not.
  */
 export type BurstsFollow = 'own' | 'units';
 
@@ -124,24 +128,21 @@ export const burstModel = (
   const lossAt = (k: number, l: Losses) =>
     Math.max(0, readAt(onLadder[k]!, l.ladder, true)) + Math.max(0, readAt(onStream[k]!, l.stream, true));
   const afterFall = carried ? lossAfterFall(costs, pick) : null;
-  const whole =
-    afterFall && follow === 'units' ? wholeRampShares(costs, gaps.length, pick, afterFall, lossAt) : null;
+  const fell = afterFall ? wholeRampShares(costs, gaps.length, pick, afterFall, lossAt) : null;
   return (workUs) => {
     const losses = lossesAtGaps(costs, workUs, pick);
-    const down = lossAfterLongest(losses);
     let mean = 0;
     let fall = 0;
     let waited = 0;
     for (let k = 0; k < gaps.length; k++) {
-      const d = lossAt(k, losses);
-      mean += weights[k]! * d;
-      const fell = whole ? whole[k]! : down > 0 ? Math.min(1, d / down) ** 2 : 0;
-      fall += weights[k]! * fell;
-      waited += weights[k]! * (1 - fell) * gaps[k]!.gapUs;
+      mean += weights[k]! * lossAt(k, losses);
+      if (!fell) continue;
+      fall += weights[k]! * fell[k]!;
+      waited += weights[k]! * (1 - fell[k]!) * gaps[k]!.gapUs;
     }
-    // A burst that loses nothing after a whole fall carries nothing of it; units read the fall on
-    // the whole ramp, whose later pieces they pay in a chain, whatever their own first piece.
-    if (!afterFall || (down <= 0 && !whole)) return mean;
+    // A query that loses nothing after a whole fall carries nothing of one (its pieces are at most
+    // that loss); units pay their busy period's pieces whatever their own first one.
+    if (!afterFall || (follow === 'own' && lossAfterLongest(losses) <= 0)) return mean;
     // Each burst's loss after its own gap, and what it carries of a ramp a fall before it started:
     // queries climb it with their time and the mean wait between them that carries the chain.
     const waitUs = follow === 'own' ? (fall < 1 ? waited / (1 - fall) : 0) : null;

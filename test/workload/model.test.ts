@@ -667,23 +667,33 @@ describe('the ramp half from the loss curve, the work bursts and a performance p
     assert.equal(burstModel(costs, gaps, 'mid', true, 'own')(1000), 0);
   });
 
-  it('a partial fall: the burst after it pays its measured loss, the bursts after that carry its share squared of a whole fall', () => {
-    // The quota-shaped ramp of the test above; after a 10 ms gap a burst loses a tenth of what it
-    // loses after a whole fall. A clock a tenth of the way down climbs back in a tenth of the ramp
-    // from a tenth of its slowness: the bursts after such a gap carry a hundredth of what follows
-    // a whole fall, not a tenth (a tenth of a fall taken as a tenth of a chance of a whole one made
-    // every burst at 10 ms gaps 2.56 ms, more than half of the whole fall's 4.5 ms).
-    const convex = (w: number) => 3 * Math.max(0, Math.min(w, 20_000) - 1000);
-    const quota: PlanCosts = {
-      basis: 'benchmark',
-      wake: [],
-      ramp: [point(10_000, (w) => convex(w) / 10), point(1_000_000, convex)],
+  it("a fall's share read on the whole ramp: a clock a tenth of the way down carries a hundredth of a whole fall, a tenth of the bursts meeting a whole one a tenth", () => {
+    // After a whole fall the clock runs work at a quarter of its speed for 20 ms of work (a loss of
+    // 3 ms per ms, 60 ms in all).
+    const whole = (w: number) => 3 * Math.min(w, 20_000);
+    // After a 10 ms gap, two clocks alike at a burst's start, a tenth of a whole fall's loss:
+    // - one a tenth of the way down, a tenth as slow at its start and up in a tenth of the ramp:
+    //   its whole ramp loses a hundredth of a whole fall's;
+    // - one that falls only at its checks, a whole fall for a tenth of the bursts after the gap:
+    //   a tenth of a whole fall's loss at every amount of work.
+    const gradual = (w: number) => 0.3 * Math.min(w, 2000);
+    const sampled = (w: number) => whole(w) / 10;
+    const chain = (after10ms: (w: number) => number) => {
+      const costs: PlanCosts = { ...step, ramp: [point(10_000, after10ms), point(1_000_000, whole)] };
+      const model = burstModel(costs, [{ gapUs: 10_000, weight: 1 }], 'mid', true, 'own');
+      // What a 2.5 ms query carries beyond its own loss after the gap.
+      return model(2500) - after10ms(2500);
     };
-    const whole = burstModel(quota, [{ gapUs: 1_000_000, weight: 1 }], 'mid', true, 'own')(2500);
-    assert.ok(Math.abs(whole - convex(2500)) < 1e-6, `${whole} us after a whole fall`);
-    const partial = burstModel(quota, [{ gapUs: 10_000, weight: 1 }], 'mid', true, 'own')(2500);
-    // Its own tenth, and at most a hundredth of each of the (at most 8) pieces of a whole fall's chain.
-    assert.ok(partial > whole / 10 && partial - whole / 10 <= (8 * whole) / 100, `${partial} us`);
+    const [fromGradual, fromSampled] = [chain(gradual), chain(sampled)];
+    // At most a hundredth of the whole fall's 60 ms, and something: the bursts after the gap go on
+    // with the ramp the gap left.
+    assert.ok(fromGradual > 0 && fromGradual <= 600, `${fromGradual} us`);
+    // A tenth of a chance of a whole fall: at most a tenth of its 60 ms, and many times what the
+    // gradual clock carries (read at the burst's own work and squared, the two came out alike).
+    assert.ok(
+      fromSampled <= 6000 && fromSampled > 5 * fromGradual,
+      `${fromSampled} us against ${fromGradual} us`,
+    );
   });
 
   it('work counted in units: a unit after a gap too short for the clock to fall goes on with the ramp the unit before was on', () => {
