@@ -177,8 +177,9 @@ const placed = (costs: PlanCosts, gaps: Gaps): Placed => {
 
 /**
  * Per gap, the share of a whole fall the bursts after it carry, read on the whole ramp: the loss of
- * the most work measured after the gap over its loss after the longest gap (for a clock that climbs
- * at a steady rate d(g)^2, what the share squared stands for where read at a burst's own work).
+ * the most work measured after the gap over its loss after the longest gap: d(g)^2 for a clock
+ * that falls d(g) of the way and climbs at a steady rate, the share of the bursts that met a whole
+ * fall for one that falls only at its checks (BurstsFollow).
  */
 const wholeRampShares = (
   costs: PlanCosts,
