@@ -88,7 +88,7 @@ export const workOf = (loss: (w: number) => number, busyUs: number): WorkFound =
  * measured after short gaps many times over). A governor that lets the clock fall only at its
  * checks, so that after the same gap some bursts meet a whole fall and the rest none, has R(g) the
  * share that met one, at every amount of work; read at a burst's own work and squared, that share
- * came out squared too (docs/ADVICE.md, "A fall's share read on the whole ramp"):
+ * came out squared too (docs/ADVICE.md, "A fall's share is read on the whole ramp"):
  * - 'own': each is a burst of the work's own (a query), a whole busy period after an idle gap. A
  *   clock part way up is no slower than one all the way down, so such a burst loses at most what
  *   it loses after a whole fall, L(w): where the loss curve grows steeper as a burst goes on (a
