@@ -129,23 +129,23 @@ export const burstModel = (
     Math.max(0, readAt(onLadder[k]!, l.ladder, true)) + Math.max(0, readAt(onStream[k]!, l.stream, true));
   const afterFall = carried ? lossAfterFall(costs, pick) : null;
   const fell = afterFall ? wholeRampShares(costs, gaps.length, pick, afterFall, lossAt) : null;
+  // The chance of a fall and the waits that carry a chain depend on the gaps alone: once per model.
+  let fall = 0;
+  let waited = 0;
+  for (let k = 0; fell && k < gaps.length; k++) {
+    fall += weights[k]! * fell[k]!;
+    waited += weights[k]! * (1 - fell[k]!) * gaps[k]!.gapUs;
+  }
+  const waitUs = follow === 'own' ? (fall < 1 ? waited / (1 - fall) : 0) : null;
   return (workUs) => {
     const losses = lossesAtGaps(costs, workUs, pick);
     let mean = 0;
-    let fall = 0;
-    let waited = 0;
-    for (let k = 0; k < gaps.length; k++) {
-      mean += weights[k]! * lossAt(k, losses);
-      if (!fell) continue;
-      fall += weights[k]! * fell[k]!;
-      waited += weights[k]! * (1 - fell[k]!) * gaps[k]!.gapUs;
-    }
+    for (let k = 0; k < gaps.length; k++) mean += weights[k]! * lossAt(k, losses);
     // A query that loses nothing after a whole fall carries nothing of one (its pieces are at most
     // that loss); units pay their busy period's pieces whatever their own first one.
     if (!afterFall || (follow === 'own' && lossAfterLongest(losses) <= 0)) return mean;
     // Each burst's loss after its own gap, and what it carries of a ramp a fall before it started:
     // queries climb it with their time and the mean wait between them that carries the chain.
-    const waitUs = follow === 'own' ? (fall < 1 ? waited / (1 - fall) : 0) : null;
     return mean + chainedLoss(afterFall, workUs, fall, waitUs);
   };
 };
