@@ -139,13 +139,15 @@ export const pacedRestore = async (
     db: string;
     chunkBytes: number;
     waitMs: number;
+    /** The CPU pg_restore runs on (the cluster's clients' where not given). */
+    cpu?: number;
     beforeChunks?: () => Promise<void>;
     afterChunks?: () => Promise<void>;
   },
 ): Promise<RestoreResult> => {
   const made = await cluster.client('psql', ['-q', '-c', `CREATE DATABASE ${o.db}`]);
   if (made.code !== 0) throw new Error(`createdb failed: ${made.stderr}`);
-  const [cmd, args] = cluster.clientCommand('pg_restore', ['-d', o.db, '--no-owner']);
+  const [cmd, args] = cluster.clientCommand('pg_restore', ['-d', o.db, '--no-owner'], o.cpu);
   const child = spawn(cmd, args, {
     env: { PATH: '/usr/bin:/bin', PGHOST: cluster.socketDir, PGPORT: String(cluster.port) },
     stdio: ['pipe', 'ignore', 'pipe'],

@@ -32,8 +32,11 @@ export interface Cluster {
     args: string[],
     timeoutMs?: number,
   ): Promise<{ code: number; stdout: string; stderr: string }>;
-  /** The command line for a client program run as `postgres` (for callers that pipe into it). */
-  clientCommand(program: string, args: string[]): [string, string[]];
+  /**
+   * The command line for a client program run as `postgres` (for callers that pipe into it), on
+   * `cpu` alone where given, else where the cluster's clients run.
+   */
+  clientCommand(program: string, args: string[], cpu?: number): [string, string[]];
   stop(): Promise<void>;
 }
 
@@ -158,7 +161,8 @@ export const startCluster = async (o: {
       port: o.port,
       pid: postmaster.pid ?? 0,
       client,
-      clientCommand: asPostgresOn,
+      clientCommand: (program, args, cpu) =>
+        (cpu === undefined ? asPostgresOn : asPostgres(cpu))(program, args),
       stop,
     };
   } catch (e) {

@@ -239,7 +239,8 @@ export const runWorkloadCheck = async (
     // This script moves beside the controller: its own waking (the paced restore's polling of the
     // processes' states every millisecond, its reads of the product) is no part of the workload the
     // product observes on its CPU, where a restore feeding from storage has no such poller. What it
-    // starts from here on is placed explicitly: the clients with the cluster, the filler with the group.
+    // starts from here on is placed explicitly: pgbench with the cluster, pg_restore beside the
+    // controller, the filler with the group.
     if (o.cpus) execFileSync('taskset', ['-a', '-p', '-c', String(o.cpus.controller), String(process.pid)]);
     const calibration: Calibration = { rows: {}, cpuMsPerQuery: {} };
     // Under no emulation, its controller polling as in every run (the machine as the runs see it).
@@ -388,6 +389,8 @@ export const runWorkloadCheck = async (
                   dump,
                   db: `restore_${dbNo++}`,
                   ...o.restore,
+                  // pg_restore beside the controller, off the group's CPU (docs/BENCHMARK.md, "CPUs kept apart").
+                  ...(o.cpus ? { cpu: o.cpus.controller } : {}),
                   // The database made, pg_restore started: the chunks are what is timed and read.
                   beforeChunks: async () => {
                     start = await mark();
