@@ -167,6 +167,7 @@ export const planGroup = async (
   };
   let controller: ChildProcess | undefined;
   let filler: ChildProcess | undefined;
+  let removed = false;
   /** The filler's own cgroups (cpu): it fills in one without a quota, rests in one whose quota it used up. */
   const fillDir = join(cpuRoot, `${name}-fill`);
   const restDir = join(cpuRoot, `${name}-rest`);
@@ -186,6 +187,8 @@ export const planGroup = async (
     emulationCpuMs: async () => (await cpuMsOrZero(controller?.pid)) + (await cpuMsOrZero(filler?.pid)),
     fillerCpuMs: () => cpuMsOrZero(filler?.pid),
     apply: async (plan) => {
+      // After remove(), a run going on (its cleanup on a signal runs beside it) starts nothing more.
+      if (removed) throw new Error('the emulation has been removed');
       const r = plan.ramp;
       await writeFile(join(cpuDir, 'cpu.cfs_quota_us'), '-1');
       // No emulation still runs the controller, polling alike but never lowering the quota, so that
@@ -251,6 +254,11 @@ export const planGroup = async (
       });
       controller = c;
       const out = await started(c, 'the plan controller');
+      if (removed) {
+        c.kill('SIGKILL');
+        filler?.kill('SIGKILL');
+        throw new Error('the emulation has been removed');
+      }
       return async () => {
         await stopped(c);
         controller = undefined;
@@ -272,6 +280,7 @@ export const planGroup = async (
       };
     },
     remove: async () => {
+      removed = true;
       controller?.kill('SIGKILL');
       filler?.kill('SIGKILL');
       // Also after a plan whose controller never started: its filler's cgroup goes too.

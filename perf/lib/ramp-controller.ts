@@ -265,6 +265,7 @@ const runnable = (charging: boolean): number => {
   }
   return count;
 };
+const PARENT = process.ppid;
 process.on('SIGTERM', () => {
   stopping = true;
 });
@@ -315,6 +316,9 @@ const tick = () => {
       lastActive = now;
     }
   }
+  // Its starter gone (killed, or exited on a signal while its run went on to start this plan):
+  // the quota lifted and the controller ended as on SIGTERM, not left polling for good.
+  if (process.ppid !== PARENT) stopping = true;
   if (stopping) {
     setQuota('-1');
     process.stdout.write(`${JSON.stringify({ drops, lifts, refalls, charges })}\n`);

@@ -42,9 +42,17 @@ stats = {}
 listed_at = -1.0
 
 
+# The process that started it (the emulation): once it is gone, so is the filler, which would
+# otherwise spin on for good (a script killed, or exiting on a signal while its run went on to
+# start the next plan). getppid never sleeps.
+PARENT = os.getppid()
+
+
 def refresh():
     global listed_at
     listed_at = time.monotonic()
+    if os.getppid() != PARENT:
+        sys.exit(0)
     try:
         fd = os.open(tasks, os.O_RDONLY)
         try:
