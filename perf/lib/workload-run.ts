@@ -110,23 +110,6 @@ const machineBusyMs = async (): Promise<number> => {
   return ((t.reduce((s, x) => s + x, 0) - (t[3] ?? 0) - (t[4] ?? 0)) * 1000) / 100;
 };
 
-/**
- * Waits until the product has used under 2% of a CPU for a second (at most a minute): it runs on
- * the workload's CPU, and one still busy after its start (run from its sources, without a build,
- * it compiled them for 10 s and more) is a neighbour the busy guard does not count, since it is
- * ours. In a run of 2026-12-07 it ran through the calibration, which put 20,000 rows at 1.54 ms of
- * server CPU where it had put them at 1.09 ms with the product quiet; the queries calibrated so
- * ran at 1.3-1.9 ms instead of 2.5 ms.
- */
-const quietProduct = async (pid: number, log: (s: string) => void): Promise<void> => {
-  for (let s = 0; s < 60; s++) {
-    const c0 = await procCpuMs(pid);
-    await sleep(1000);
-    if ((await procCpuMs(pid)) - c0 < 20) return;
-  }
-  log('the product was still busy a minute after its start: calibrating all the same');
-};
-
 /** A calibration is settled when this many passes in a row measured within CALIBRATED of the target. */
 const SETTLED_PASSES = 2;
 const CALIBRATED = 0.1;
@@ -275,7 +258,6 @@ export const runWorkloadCheck = async (
     // starts from here on is placed explicitly: pgbench with the cluster, pg_restore beside the
     // controller, the filler with the group.
     if (o.cpus) execFileSync('taskset', ['-a', '-p', '-c', String(o.cpus.controller), String(process.pid)]);
-    await quietProduct(p.pid, o.log);
     const calibration: Calibration = { rows: {}, cpuMsPerQuery: {} };
     // Under no emulation, its controller polling as in every run (the machine as the runs see it).
     const calibrating = await group.apply(o.plans.find((pl) => !pl.ramp) ?? { ...PLANS[0]!, ramp: null });
@@ -283,8 +265,7 @@ export const runWorkloadCheck = async (
       for (const w of o.workloads) {
         if (w.kind !== 'pgbench' || w.cpuMs === undefined || calibration.rows[String(w.cpuMs)]) continue;
         const [rows, ms] = await calibrate(cluster, group, w.cpuMs, {
-          // The product counted as another program: nothing of ours but the server runs now.
-          others: () => othersFrom(p, true),
+          others: () => othersFrom(p, false),
           maxShare: o.maxOthersShare,
           retries: o.retries,
           log: o.log,
