@@ -121,11 +121,9 @@ const MAX_PASSES = 8;
  * pass the rest of the machine disturbed (`others`: started before the pass, its share of all CPUs
  * asked after it) is run again, up to `retries` times each: a run calibrated while the machine
  * was busy (56% of its CPUs in the benchmark that followed) measured a row at twice its CPU time,
- * and its "2.5 ms" query ran at 1.3 ms. The guard does not see every disturbance: in the run of
- * 2026-12-07 09:09 the last of three passes measured 36,197 rows at 2.43 ms with the rest of the
- * machine below the guard's share, and the runs without emulation then used 1.3-1.9 ms a query,
- * where 64,495 rows came to 2.48 ms in a later calibration on the same machine. So one pass on
- * target does not end it: its rows are measured again.
+ * and its "2.5 ms" query ran at 1.3 ms. Two passes on target, not one, end it, so that one pass
+ * disturbed unseen does not set the size. A machine slow for longer than the calibration is not
+ * caught so (docs/BENCHMARK.md, "The work"): the runs then flag the queries as not calibrated.
  */
 const calibrate = async (
   cluster: Cluster,
