@@ -140,6 +140,7 @@ const calibrate = async (
   let measured = 0;
   let onTarget = 0;
   for (let pass = 0; pass < MAX_PASSES && onTarget < SETTLED_PASSES; pass++) {
+    if (pass > 0) rows = Math.round((rows * cpuMs) / measured);
     const transactions = Math.max(20, Math.round(400 / cpuMs));
     for (let attempt = 0; ; attempt++) {
       const othersShare = await quiet.others();
@@ -154,7 +155,6 @@ const calibrate = async (
       await sleep(3000);
     }
     onTarget = Math.abs(measured / cpuMs - 1) <= CALIBRATED ? onTarget + 1 : 0;
-    if (onTarget < SETTLED_PASSES) rows = Math.round((rows * cpuMs) / measured);
   }
   if (onTarget < SETTLED_PASSES)
     quiet.log(
