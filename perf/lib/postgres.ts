@@ -161,8 +161,7 @@ export const startCluster = async (o: {
       port: o.port,
       pid: postmaster.pid ?? 0,
       client,
-      clientCommand: (program, args, cpu) =>
-        (cpu === undefined ? asPostgresOn : asPostgres(cpu))(program, args),
+      clientCommand: (program, args, cpu = o.cpu) => asPostgres(cpu)(program, args),
       stop,
     };
   } catch (e) {
