@@ -10,9 +10,11 @@
  * the quota held it back), of the queries' own time, latency and throughput, beside the product's
  * own estimate (GET /v1/workload?cpus=<the workload's CPU> bracketing the run, its benchmark run
  * under the same emulation), and the goal: within +-30% or +-3 points of what the plan added,
- * conditions ranked alike, 0 +-3 points with no emulation. On two or more CPUs the database, its clients and the
- * product run on CPU 0, and the emulation's polling controller and this script on the last CPU
- * (under every plan, none too), so that their wake-ups stay off the CPU whose pattern is the workload's.
+ * conditions ranked alike, 0 +-3 points with no emulation. On two or more CPUs the database and the
+ * product run on CPU 0, and the emulation's polling controller, the database's clients (pgbench,
+ * pg_restore) and this script on the last CPU (under every plan, none too), so that their wake-ups
+ * stay off the CPU whose pattern is the workload's. What a check killed outright left (its cluster,
+ * product, cgroups and directories) the next one ends and removes first, saying so.
  *
  *   npm run perf:workload -- [--rounds 3] [--seconds 15] [--min-queries 150] [--short] [--only <text>] [--retries 2] [--json out.json] [--backend simulated|linux] [--port 19050] [--bare-quota]
  *

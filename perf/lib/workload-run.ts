@@ -14,6 +14,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ControllerCounts, type EmulatedPlan, PLANS, type PlanGroup, planGroup } from './emulation.ts';
+import { markRun, ownTempDir, sweepLeftovers } from './leftovers.ts';
 import { makeDump, pacedRestore, pgbench } from './pg-load.ts';
 import { type Cluster, startCluster } from './postgres.ts';
 import { cpuMsOrZero } from './processes.ts';
@@ -179,6 +180,9 @@ const readBeforeEndMs = (rate: number) => Math.max(400, 10_000 / rate);
 
 const rotate = <T>(xs: readonly T[], by: number): T[] => xs.map((_, i) => xs[(i + by) % xs.length]!);
 
+/** The check's cgroups are named this and its process id (leftovers.ts). */
+const GROUP_PREFIX = 'powerplan-workload-';
+
 export const runWorkloadCheck = async (
   o: RunOptions,
 ): Promise<{
@@ -190,9 +194,13 @@ export const runWorkloadCheck = async (
   /** Those the rest of the machine disturbed in every attempt (the last attempt kept). */
   disturbedBenchmarks: string[];
 }> => {
+  // What a check killed outright left (its cluster, product, cgroups, directories) goes first.
+  await ownTempDir(o.temp);
+  for (const l of await sweepLeftovers({ temp: o.temp, prefix: GROUP_PREFIX }))
+    o.log(`removed what an earlier check left: ${l}`);
   // The product inherits this affinity; the cluster, its clients and the busy filler are placed explicitly.
   if (o.cpus) execFileSync('taskset', ['-a', '-p', '-c', String(o.cpus.workload), String(process.pid)]);
-  const group = await planGroup(`powerplan-workload-${process.pid}`, o.cpus?.controller, {
+  const group = await planGroup(`${GROUP_PREFIX}${process.pid}`, o.cpus?.controller, {
     filler: o.filler ?? true,
     ...(o.cpus ? { workloadCpu: o.cpus.workload } : {}),
   });
@@ -235,10 +243,10 @@ export const runWorkloadCheck = async (
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  await mkdir(o.temp, { recursive: true });
   // Root's, readable by the cluster's user below it; the product's state directory is root's alone.
   const work = await mkdtemp(join(o.temp, 'run-'));
   await chmod(work, 0o755);
+  await markRun(work);
   const stateDir = join(work, 'powerplan');
   await mkdir(stateDir, { mode: 0o700 });
   try {
