@@ -110,8 +110,7 @@ export const sweepLeftovers = async (o: {
     const real = await realpath(root);
     if (seen.has(real)) continue;
     seen.add(real);
-    // The filler's groups sort after the server's: theirs go first, rmdir needs them empty.
-    for (const e of (await readdir(real)).sort().reverse()) {
+    for (const e of await readdir(real)) {
       const m = named.exec(e);
       if (!m || alive(Number(m[1]))) continue;
       const dir = join(real, e);
