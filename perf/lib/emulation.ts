@@ -77,6 +77,12 @@ export const describePlan = (p: EmulatedPlan): string =>
 
 const V1 = '/sys/fs/cgroup';
 
+/** The v1 `cpu` root, and the `cpuacct` one (the same where the two are mounted together). */
+export const v1Roots = (): { cpuRoot: string; acctRoot: string } => {
+  const cpuRoot = join(V1, 'cpu');
+  return { cpuRoot, acctRoot: existsSync(join(cpuRoot, 'cpuacct.usage')) ? cpuRoot : join(V1, 'cpuacct') };
+};
+
 export interface PlanGroup {
   usagePath: string;
   /** The group's cpu.stat (throttled_time: the time its quota held it back, ns). */
@@ -148,8 +154,7 @@ export const planGroup = async (
   controllerCpu?: number,
   { filler: withFiller = true, workloadCpu }: { filler?: boolean; workloadCpu?: number } = {},
 ): Promise<PlanGroup> => {
-  const cpuRoot = join(V1, 'cpu');
-  const acctRoot = existsSync(join(cpuRoot, 'cpuacct.usage')) ? cpuRoot : join(V1, 'cpuacct');
+  const { cpuRoot, acctRoot } = v1Roots();
   if (!existsSync(join(cpuRoot, 'cpu.cfs_quota_us')) || !existsSync(join(acctRoot, 'cpuacct.usage')))
     throw new Error('needs cgroup v1 cpu and cpuacct controllers (cpu.cfs_quota_us, cpuacct.usage)');
   const roots = [...new Set([cpuRoot, acctRoot])];

@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, realpath, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { v1Roots } from './emulation.ts';
 
 const uid = process.getuid?.() ?? 0;
 
@@ -103,7 +104,8 @@ export const sweepLeftovers = async (o: {
     removed.push(`${dir} (${procs.length} process(es) ended)`);
   }
   const named = new RegExp(`^${o.prefix}(\\d+)(-fill|-rest)?$`);
-  const roots = o.cgroupRoots ?? ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpuacct'];
+  const { cpuRoot, acctRoot } = v1Roots();
+  const roots = o.cgroupRoots ?? [cpuRoot, acctRoot];
   const seen = new Set<string>();
   for (const root of roots) {
     if (!existsSync(root)) continue;
