@@ -8,7 +8,7 @@
  * through the waits and hide what the plan does after each of them).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { open, readdir, readFile, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster } from './postgres.ts';
@@ -23,27 +23,38 @@ import type { Cluster } from './postgres.ts';
 export const queryScript = (rows: number): string =>
   `SELECT sum(i * 7 % 13) FROM (SELECT generate_series(1, ${Math.round(rows)}) AS i) AS series;\n`;
 
-export interface PgbenchResult {
-  transactions: number;
-  tps: number;
+/** One transaction of pgbench's per-transaction log (`-l`). */
+export interface Transaction {
+  /** When it was answered (ms since the epoch, pgbench's clock: the wall clock). */
+  endMs: number;
+  /** Its latency from the scheduled start (ms; queueing included under --rate). */
   latencyMs: number;
-  latencyStddevMs: number;
+  /** The schedule lag within it (ms; 0 without --rate). */
   lagMs: number;
 }
 
-export const parsePgbench = (text: string): PgbenchResult => {
-  const num = (re: RegExp) => {
-    const m = re.exec(text);
-    if (!m) throw new Error(`pgbench output without ${re}: ${text.slice(-600)}`);
-    return Number(m[1]);
-  };
-  return {
-    transactions: num(/number of transactions actually processed: (\d+)/),
-    tps: num(/tps = ([\d.]+)/),
-    latencyMs: num(/latency average = ([\d.]+) ms/),
-    latencyStddevMs: /latency stddev = ([\d.]+) ms/.test(text) ? num(/latency stddev = ([\d.]+) ms/) : 0,
-    lagMs: /schedule lag: avg ([\d.]+)/.test(text) ? num(/schedule lag: avg ([\d.]+)/) : 0,
-  };
+/**
+ * pgbench's per-transaction log: `client_id transaction_no time script_no time_epoch time_us
+ * [schedule_lag]`, times in microseconds, each client's transactions numbered from 1 (PostgreSQL
+ * 15 documentation, pgbench, "Per-Transaction Logging"). A line it does not know (a skipped
+ * transaction, an aggregated log, a gap in the numbers) is an error.
+ */
+export const parseTransactionLog = (text: string): Transaction[] => {
+  const last = new Map<string, number>();
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => {
+      const m = /^(\d+) (\d+) (\d+) \d+ (\d+) (\d{1,6})(?: (\d+))?$/.exec(l.trim());
+      if (!m || Number(m[2]) !== (last.get(m[1]!) ?? 0) + 1)
+        throw new Error(`pgbench's transaction log has a line it should not: ${l.slice(0, 200)}`);
+      last.set(m[1]!, Number(m[2]));
+      return {
+        endMs: Number(m[4]) * 1000 + Number(m[5]) / 1000,
+        latencyMs: Number(m[3]) / 1000,
+        lagMs: Number(m[6] ?? 0) / 1000,
+      };
+    });
 };
 
 /** Writes the script where `postgres` can read it; answers its path. */
@@ -53,19 +64,125 @@ const scriptFile = async (cluster: Cluster, rows: number): Promise<string> => {
   return path;
 };
 
-/** pgbench, one client, `--rate` per second (omit for back to back) for `seconds` or `transactions`. */
+const POLL_MS = 1;
+const CONNECT_TIMEOUT_MS = 30_000;
+
+/** A process's run time (ns, schedstat), its voluntary context switches and its command line; null once gone. */
+const procNow = async (pid: number): Promise<{ runNs: number; sleeps: number; cmd: string } | null> => {
+  try {
+    const [sched, status, cmd] = await Promise.all(
+      ['schedstat', 'status', 'cmdline'].map((f) => readFile(`/proc/${pid}/${f}`, 'utf8')),
+    );
+    return {
+      runNs: Number(sched!.split(' ')[0]),
+      sleeps: Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status!)?.[1] ?? Number.NaN),
+      cmd: cmd!.replace(/\0/g, ' '),
+    };
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Resolves once a client backend of the cluster has answered its first query. A backend whose
+ * title says its connection is set up (PostgreSQL titles it by what it does: "idle", "SELECT";
+ * "initializing", "authentication" and "startup" before) is noted; it has answered a query once it has since run
+ * at least `minRunMs` more and gone to sleep at least once more (a backend sleeps waiting for the
+ * next command, and not within this CPU-only query). pgbench opens a connection of its own first
+ * and closes it before its client's; a backend that exits is dropped when gone.
+ */
+const firstAnswer = async (postmaster: number, minRunMs: number, gone: () => boolean): Promise<void> => {
+  const seen = new Map<number, { runNs: number; sleeps: number }>();
+  const t0 = performance.now();
+  for (;;) {
+    if (gone()) throw new Error('pgbench ended before its connection answered a query');
+    if (performance.now() - t0 > CONNECT_TIMEOUT_MS)
+      throw new Error(`pgbench's connection answered no query within ${CONNECT_TIMEOUT_MS / 1000} s`);
+    const children = await readFile(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').catch(
+      () => '',
+    );
+    for (const pid of children.trim().split(/\s+/).filter(Boolean).map(Number)) {
+      const p = await procNow(pid);
+      if (!p || !/\[local\] (?!initializing|authentication|startup)/.test(p.cmd)) continue;
+      const was = seen.get(pid);
+      if (!was) seen.set(pid, p);
+      else if (p.runNs - was.runNs >= minRunMs * 1e6 && p.sleeps > was.sleeps) return;
+    }
+    await sleep(POLL_MS);
+  }
+};
+
+export interface PgbenchRun {
+  /** The transactions answered after the run's connection answered its first (see pgbench). */
+  transactions: Transaction[];
+  /** pgbench's own count over the whole run, connection and first query included. */
+  total: number;
+}
+
+let logNo = 0;
+
+/**
+ * pgbench, one client, `--rate` per second (omit for back to back) for `seconds` or
+ * `transactions`. `connected` runs (awaited) once the client's connection is up and has answered
+ * its first query, and the transactions answered are counted from then: connecting costs the
+ * server tens of milliseconds of CPU (two connections, pgbench's own check and its client's: 33-40
+ * ms with the first query, 2026-12-06) and a first query loads the backend's catalog caches (10 ms
+ * against 4.5 ms for the next, 2026-12-07), while a server's queries come over connections long
+ * open. The run's figures are taken over the transactions after that point.
+ */
 export const pgbench = async (
   cluster: Cluster,
-  o: { rows: number; rate?: number; seconds?: number; transactions?: number },
-): Promise<PgbenchResult> => {
+  o: {
+    rows: number;
+    rate?: number;
+    seconds?: number;
+    transactions?: number;
+    /** The CPU of a query in ms, roughly (the first answer is told by at least half of it). */
+    cpuMs: number;
+    connected: () => Promise<void>;
+  },
+): Promise<PgbenchRun> => {
   const file = await scriptFile(cluster, o.rows);
-  const args = ['-n', '-c', '1', '-j', '1', '-f', file, 'postgres'];
+  const prefix = `txlog-${logNo++}`;
+  const args = ['-n', '-c', '1', '-j', '1', '-l', '--log-prefix', join(cluster.dir, prefix), '-f', file];
   if (o.rate !== undefined) args.push('-R', String(o.rate));
   if (o.transactions !== undefined) args.push('-t', String(o.transactions));
   else args.push('-T', String(o.seconds ?? 10));
-  const r = await cluster.client('pgbench', args);
+  let ended = false;
+  const running = cluster.client('pgbench', [...args, 'postgres']).finally(() => {
+    ended = true;
+  });
+  const [ran, started] = await Promise.allSettled([
+    running,
+    firstAnswer(cluster.pid, o.cpuMs / 2, () => ended).then(o.connected),
+  ]);
+  if (ran.status === 'rejected') throw ran.reason;
+  const r = ran.value;
   if (r.code !== 0) throw new Error(`pgbench failed: ${r.stderr}`);
-  return parsePgbench(r.stdout);
+  if (started.status === 'rejected') throw started.reason;
+  const total = /number of transactions actually processed: (\d+)/.exec(r.stdout);
+  if (!total) throw new Error(`pgbench output without its count of transactions: ${r.stdout.slice(-600)}`);
+  const logs = (await readdir(cluster.dir)).filter((f) => f.startsWith(`${prefix}.`));
+  if (logs.length !== 1) throw new Error(`pgbench left ${logs.length} transaction logs, not one`);
+  const path = join(cluster.dir, logs[0]!);
+  const transactions = parseTransactionLog(await readFile(path, 'utf8'));
+  await rm(path);
+  if (transactions.length !== Number(total[1]))
+    throw new Error(`pgbench logged ${transactions.length} transactions and counted ${total[1]}`);
+  return { transactions, total: Number(total[1]) };
+};
+
+/** The transactions answered between two wall-clock times (ms since the epoch), and their means. */
+export const between = (
+  run: PgbenchRun,
+  fromMs: number,
+  toMs = Number.POSITIVE_INFINITY,
+): { count: number; latencyMs: number; lagMs: number } => {
+  const t = run.transactions.filter((x) => x.endMs > fromMs && x.endMs <= toMs);
+  if (run.transactions[0] && run.transactions[0].endMs > fromMs)
+    throw new Error('the window began before the connection answered its first query');
+  const mean = (f: (x: Transaction) => number) => t.reduce((s, x) => s + f(x), 0) / Math.max(1, t.length);
+  return { count: t.length, latencyMs: mean((x) => x.latencyMs), lagMs: mean((x) => x.lagMs) };
 };
 
 /** Creates a table of `rows` rows in database `source` and dumps it (custom format, uncompressed). */

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ControllerCounts, type EmulatedPlan, PLANS, type PlanGroup, planGroup } from './emulation.ts';
 import { markRun, ownTempDir, sweepLeftovers } from './leftovers.ts';
-import { makeDump, pacedRestore, pgbench } from './pg-load.ts';
+import { between, makeDump, pacedRestore, pgbench } from './pg-load.ts';
 import { type Cluster, startCluster } from './postgres.ts';
 import { cpuMsOrZero } from './processes.ts';
 import { type Product, startProduct, type WorkloadRead } from './product.ts';
@@ -64,7 +64,10 @@ export interface Run {
   round: number;
   plan: string;
   workload: string;
-  /** pgbench: mean latency from the scheduled start (ms, queueing included); restore: the time spent working (ms). */
+  /**
+   * pgbench: mean latency from the scheduled start (ms, queueing included) of the queries answered
+   * between the two reads; restore: the time spent working (ms).
+   */
   latencyMs: number;
   /** pgbench: the latency without the schedule lag, the query's own time (ms); restore: as latencyMs. */
   serviceMs: number;
@@ -103,6 +106,9 @@ export interface Calibration {
 
 /** A process's CPU and that of its reaped children (0 once it is gone). */
 const procCpuMs = (pid: number | 'self'): Promise<number> => cpuMsOrZero(pid, { reaped: true });
+
+/** The wall clock in ms since the epoch, below the millisecond (pgbench's log is in microseconds). */
+const wallNow = (): number => performance.timeOrigin + performance.now();
 
 const machineBusyMs = async (): Promise<number> => {
   const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
@@ -145,9 +151,17 @@ const calibrate = async (
     const transactions = Math.max(20, Math.round(400 / cpuMs));
     for (let attempt = 0; ; attempt++) {
       const othersShare = await quiet.others();
-      const u0 = await group.usageNs();
-      await pgbench(cluster, { rows, transactions });
-      measured = ((await group.usageNs()) - u0) / 1e6 / transactions;
+      let from = { usageNs: 0, wallMs: 0 };
+      const run = await pgbench(cluster, {
+        rows,
+        transactions,
+        cpuMs,
+        connected: async () => {
+          from = { usageNs: await group.usageNs(), wallMs: wallNow() };
+        },
+      });
+      measured =
+        ((await group.usageNs()) - from.usageNs) / 1e6 / Math.max(1, between(run, from.wallMs).count);
       const share = await othersShare();
       if (share <= quiet.maxShare || attempt >= quiet.retries) break;
       quiet.log(
@@ -376,10 +390,11 @@ export const runWorkloadCheck = async (
                 throttling: await group.throttling(),
                 filler: await group.fillerCpuMs(),
               };
-              /** The server's CPU and throttled time so far, around the work timed. */
+              /** The server's CPU and throttled time so far, around the work timed, and the wall clock after them. */
               const mark = async () => ({
                 usageNs: await group.usageNs(),
                 throttling: await group.throttling(),
+                wallMs: wallNow(),
               });
               let start = await mark();
               let end: Awaited<ReturnType<typeof mark>> | undefined;
@@ -392,20 +407,32 @@ export const runWorkloadCheck = async (
               let read: WorkloadRead | undefined;
               if (w.kind === 'pgbench') {
                 const seconds = runSeconds(o, w.rate!);
-                await p.workload(cpus);
+                // The window opens once pgbench's connection has answered its first query (pg-load.ts,
+                // pgbench) and closes with the second read, the connection still open.
+                let opened: () => void = () => {};
+                const open = new Promise<void>((r) => {
+                  opened = r;
+                });
                 const running = pgbench(c, {
                   rows: calibration.rows[String(w.cpuMs)]!,
                   rate: w.rate!,
                   seconds,
+                  cpuMs: w.cpuMs!,
+                  connected: async () => {
+                    start = await mark();
+                    await p.workload(cpus);
+                    opened();
+                  },
                 });
                 await sleep(Math.max(0, seconds * 1000 - readBeforeEndMs(w.rate!)));
+                await Promise.race([open, running]);
                 read = await p.workload(cpus);
-                const r = await running;
                 end = await mark();
+                const r = between(await running, start.wallMs, end.wallMs);
                 latencyMs = r.latencyMs;
                 serviceMs = r.latencyMs - r.lagMs;
-                throughput = r.tps;
-                units = r.transactions;
+                throughput = r.count / ((end.wallMs - start.wallMs) / 1000);
+                units = r.count;
               } else {
                 const r = await pacedRestore(c, {
                   dump,
