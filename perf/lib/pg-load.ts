@@ -86,10 +86,11 @@ const procNow = async (pid: number): Promise<{ runNs: number; sleeps: number; cm
 /**
  * Resolves once a client backend of the cluster has answered its first query. A backend whose
  * title says its connection is set up (PostgreSQL titles it by what it does: "idle", "SELECT";
- * "initializing", "authentication" and "startup" before) is noted; it has answered a query once it has since run
- * at least `minRunMs` more and gone to sleep at least once more (a backend sleeps waiting for the
- * next command, and not within this CPU-only query). pgbench opens a connection of its own first
- * and closes it before its client's; a backend that exits is dropped when gone.
+ * "initializing", "authentication" and "startup" before) is noted; it has answered a query once
+ * it has since run at least `minRunMs` more and gone to sleep at least once more (a backend
+ * sleeps waiting for the next command, and not within this CPU-only query). pgbench opens a
+ * connection of its own first and closes it before its client's; a backend that exits is
+ * dropped when gone.
  */
 const firstAnswer = async (postmaster: number, minRunMs: number, gone: () => boolean): Promise<void> => {
   const seen = new Map<number, { runNs: number; sleeps: number }>();
@@ -113,7 +114,7 @@ const firstAnswer = async (postmaster: number, minRunMs: number, gone: () => boo
 };
 
 export interface PgbenchRun {
-  /** The transactions answered after the run's connection answered its first (see pgbench). */
+  /** Every transaction pgbench logged, in order (`between` takes a window's). */
   transactions: Transaction[];
   /** pgbench's own count over the whole run, connection and first query included. */
   total: number;
