@@ -8,9 +8,11 @@
  * through the waits and hide what the plan does after each of them).
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parseSchedstatRunNs, parseVoluntarySwitches } from '../../src/platform/linux/task-bursts.ts';
 import type { Cluster } from './postgres.ts';
 
 /**
@@ -67,20 +69,40 @@ const scriptFile = async (cluster: Cluster, rows: number): Promise<string> => {
 const POLL_MS = 1;
 const CONNECT_TIMEOUT_MS = 30_000;
 
-/** A process's run time (ns, schedstat), its voluntary context switches and its command line; null once gone. */
-const procNow = async (pid: number): Promise<{ runNs: number; sleeps: number; cmd: string } | null> => {
-  try {
-    const [sched, status, cmd] = await Promise.all(
-      ['schedstat', 'status', 'cmdline'].map((f) => readFile(`/proc/${pid}/${f}`, 'utf8')),
-    );
-    return {
-      runNs: Number(sched!.split(' ')[0]),
-      sleeps: Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status!)?.[1] ?? Number.NaN),
-      cmd: cmd!.replace(/\0/g, ' '),
-    };
-  } catch {
-    return null;
-  }
+/** A process's state letter (R, S, ...), X once it is gone. */
+const procState = async (pid: number): Promise<string> => {
+  const s = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ') X');
+  return s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3);
+};
+
+/** The postmaster's children (its backends and background processes) with their titles. */
+const childrenOf = async (postmaster: number): Promise<{ pid: number; title: string }[]> => {
+  const list = await readFile(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').catch((e) => {
+    if (e.code === 'ENOENT' && existsSync(`/proc/${postmaster}`))
+      throw new Error('needs /proc/<pid>/task/<tid>/children (a kernel built with CONFIG_PROC_CHILDREN)');
+    return '';
+  });
+  const pids = list.trim().split(/\s+/).filter(Boolean).map(Number);
+  return Promise.all(
+    pids.map(async (pid) => ({
+      pid,
+      title: (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(/\0/g, ' '),
+    })),
+  );
+};
+
+/** The backend of a client connected to database `db`, if there is one. */
+const backendOf = async (postmaster: number, db: string): Promise<number | null> =>
+  (await childrenOf(postmaster)).find((c) => c.title.includes(` ${db} `))?.pid ?? null;
+
+/** A process's run time (ns) and the times it went to sleep of its own accord; null once gone. */
+const runAndSleeps = async (pid: number): Promise<{ runNs: number; sleeps: number } | null> => {
+  const [sched, status] = await Promise.all(
+    ['schedstat', 'status'].map((f) => readFile(`/proc/${pid}/${f}`, 'utf8').catch(() => '')),
+  );
+  const runNs = parseSchedstatRunNs(sched!);
+  const sleeps = parseVoluntarySwitches(status!);
+  return runNs === null || sleeps === null ? null : { runNs, sleeps };
 };
 
 /**
@@ -99,12 +121,10 @@ const firstAnswer = async (postmaster: number, minRunMs: number, gone: () => boo
     if (gone()) throw new Error('pgbench ended before its connection answered a query');
     if (performance.now() - t0 > CONNECT_TIMEOUT_MS)
       throw new Error(`pgbench's connection answered no query within ${CONNECT_TIMEOUT_MS / 1000} s`);
-    const children = await readFile(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').catch(
-      () => '',
-    );
-    for (const pid of children.trim().split(/\s+/).filter(Boolean).map(Number)) {
-      const p = await procNow(pid);
-      if (!p || !/\[local\] (?!initializing|authentication|startup)/.test(p.cmd)) continue;
+    for (const { pid, title } of await childrenOf(postmaster)) {
+      if (!/\[local\] (?!initializing|authentication|startup)/.test(title)) continue;
+      const p = await runAndSleeps(pid);
+      if (!p) continue;
       const was = seen.get(pid);
       if (!was) seen.set(pid, p);
       else if (p.runNs - was.runNs >= minRunMs * 1e6 && p.sleeps > was.sleeps) return;
@@ -116,8 +136,6 @@ const firstAnswer = async (postmaster: number, minRunMs: number, gone: () => boo
 export interface PgbenchRun {
   /** Every transaction pgbench logged, in order (`between` takes a window's). */
   transactions: Transaction[];
-  /** pgbench's own count over the whole run, connection and first query included. */
-  total: number;
 }
 
 let logNo = 0;
@@ -170,7 +188,7 @@ export const pgbench = async (
   await rm(path);
   if (transactions.length !== Number(total[1]))
     throw new Error(`pgbench logged ${transactions.length} transactions and counted ${total[1]}`);
-  return { transactions, total: Number(total[1]) };
+  return { transactions };
 };
 
 /**
@@ -218,22 +236,6 @@ export const makeDump = async (cluster: Cluster, rows: number): Promise<string> 
   if (flushed.code !== 0) throw new Error(`checkpoint failed: ${flushed.stderr}`);
   execFileSync('sync');
   return path;
-};
-
-const procState = async (pid: number): Promise<string> => {
-  const s = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ') X');
-  return s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3);
-};
-
-const backendOf = async (postmaster: number, db: string): Promise<number | null> => {
-  for (const e of await readdir('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    const stat = await readFile(`/proc/${e}/stat`, 'utf8').catch(() => '');
-    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== postmaster) continue;
-    const cmd = await readFile(`/proc/${e}/cmdline`, 'utf8').catch(() => '');
-    if (cmd.includes(` ${db} `)) return Number(e);
-  }
-  return null;
 };
 
 export interface RestoreResult {
